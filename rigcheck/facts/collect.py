@@ -1,0 +1,61 @@
+"""Collect the live machine's facts snapshot: every probe once, none able to crash the run."""
+
+from __future__ import annotations
+
+import datetime as dt
+import shlex
+import sys
+import time
+from typing import Any
+
+import rigcheck
+from rigcheck.facts.amd import amd_devices
+from rigcheck.facts.apple import is_apple_silicon, probe_apple_device
+from rigcheck.facts.host import probe_host
+from rigcheck.facts.nvml import probe_nvidia
+from rigcheck.facts.probe import CommandRunner, is_error
+from rigcheck.facts.snapshot import SCHEMA_VERSION, Facts
+from rigcheck.facts.software import probe_nvcc, probe_torch_process
+
+
+def collect_facts(run: CommandRunner | None = None) -> Facts:
+    run = run or CommandRunner()
+    started = time.monotonic()
+    torch_side = probe_torch_process()
+    torch_facts = torch_side.get("torch", {})
+    driver, nvidia = probe_nvidia()
+    data = {
+        "schema_version": SCHEMA_VERSION,
+        "origin": _origin(),
+        "host": probe_host(run),
+        "software": {
+            "torch": torch_facts,
+            "flash_attn": torch_side.get("flash_attn", {"installed": False}),
+            "nvidia_driver": driver,
+            "nvcc": probe_nvcc(run),
+        },
+        "devices": nvidia or _other_devices(run, torch_facts),
+        "smoke": torch_side.get("smoke", {}),
+    }
+    data["origin"]["collect_seconds"] = round(time.monotonic() - started, 2)
+    return Facts(data)
+
+
+def _other_devices(run: CommandRunner, torch_facts: Any) -> list[dict[str, Any]]:
+    """AMD devices through ROCm torch, or the Apple GPU; none on a CPU-only host."""
+    if is_error(torch_facts):
+        return []
+    if torch_facts.get("build") == "rocm" and isinstance(torch_facts.get("devices"), list):
+        return amd_devices(torch_facts["devices"])
+    if is_apple_silicon():
+        return [probe_apple_device(run, torch_facts.get("mps_available"))]
+    return []
+
+
+def _origin() -> dict[str, Any]:
+    return {
+        "kind": "live",
+        "command": shlex.join([sys.argv[0].rsplit("/", 1)[-1], *sys.argv[1:]]),
+        "collected_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "rigcheck_version": rigcheck.__version__,
+    }

@@ -1,0 +1,230 @@
+"""NVIDIA facts through NVML (nvidia-ml-py): driver, and every device's identity and health."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from rigcheck.facts.probe import error_record
+
+# NVML's clock event (throttle) reason bits, named as nvidia-smi names them.
+THROTTLE_REASONS = {
+    0x1: "gpu_idle",
+    0x2: "applications_clocks_setting",
+    0x4: "sw_power_cap",
+    0x8: "hw_slowdown",
+    0x10: "sync_boost",
+    0x20: "sw_thermal_slowdown",
+    0x40: "hw_thermal_slowdown",
+    0x80: "hw_power_brake_slowdown",
+    0x100: "display_clock_setting",
+}
+
+
+def _nvml():
+    import pynvml  # nvidia-ml-py; imported only when probing
+
+    return pynvml
+
+
+def read(fn: Callable[[], Any]) -> Any:
+    """One NVML read: the value, None where the device does not support it, or an error record."""
+    nvml = _nvml()
+    try:
+        return fn()
+    except nvml.NVMLError_NotSupported:
+        return None
+    except Exception as exc:
+        return error_record(f"{type(exc).__name__}: {exc}")
+
+
+def probe_nvidia() -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """(driver facts, device list). Without a driver, both say why instead of raising."""
+    try:
+        nvml = _nvml()
+        nvml.nvmlInit()
+    except Exception as exc:
+        reason = f"NVML unavailable ({type(exc).__name__}: {exc})"
+        return {"present": False, "reason": reason}, []
+    try:
+        driver = {
+            "present": True,
+            "version": read(nvml.nvmlSystemGetDriverVersion),
+            "cuda_driver_version": read(lambda: _cuda_version(nvml)),
+        }
+        count = nvml.nvmlDeviceGetCount()
+        return driver, [probe_device(i) for i in range(count)]
+    finally:
+        nvml.nvmlShutdown()
+
+
+def _cuda_version(nvml) -> str:
+    """The newest CUDA the driver supports, e.g. 12040 -> "12.4"."""
+    v = nvml.nvmlSystemGetCudaDriverVersion_v2()
+    return f"{v // 1000}.{(v % 1000) // 10}"
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def probe_device(index: int) -> dict[str, Any]:
+    """Every fact about one NVIDIA device that a check or a report uses."""
+    nvml = _nvml()
+    h = nvml.nvmlDeviceGetHandleByIndex(index)
+    pci = read(lambda: _pci(nvml, h))
+    memory = read(lambda: nvml.nvmlDeviceGetMemoryInfo(h))
+    return {
+        "index": index,
+        "vendor": "nvidia",
+        "name": read(lambda: _text(nvml.nvmlDeviceGetName(h))),
+        "pci": pci,
+        "uuid": read(lambda: _text(nvml.nvmlDeviceGetUUID(h))),
+        "serial": read(lambda: _text(nvml.nvmlDeviceGetSerial(h))),
+        "memory_total_bytes": memory.total if hasattr(memory, "total") else memory,
+        "memory_free_bytes": memory.free if hasattr(memory, "free") else memory,
+        "compute_capability": read(
+            lambda: "{}.{}".format(*nvml.nvmlDeviceGetCudaComputeCapability(h))
+        ),
+        "ecc": read(lambda: _pair(nvml.nvmlDeviceGetEccMode(h))),
+        "ecc_errors": read(lambda: _ecc_errors(nvml, h)),
+        "retired_pages": read(lambda: _retired_pages(nvml, h)),
+        "remapped_rows": read(lambda: _remapped_rows(nvml, h)),
+        "clocks": read(lambda: _clocks(nvml, h)),
+        "throttle_reasons": read(lambda: _throttle_reasons(nvml, h)),
+        "temperature_c": read(lambda: nvml.nvmlDeviceGetTemperature(h, nvml.NVML_TEMPERATURE_GPU)),
+        "power": read(lambda: _power(nvml, h)),
+        "pcie": read(lambda: _pcie(nvml, h)),
+        "persistence_mode": read(lambda: nvml.nvmlDeviceGetPersistenceMode(h) == 1),
+        "mig": read(lambda: _pair(nvml.nvmlDeviceGetMigMode(h))),
+        "processes": read(lambda: _processes(nvml, h)),
+        "nvlink": read(lambda: _nvlink(nvml, h)),
+        "numa_node": read(lambda: _numa_node(nvml, h, pci)),
+    }
+
+
+def _pair(current_pending: tuple[int, int]) -> dict[str, bool]:
+    current, pending = current_pending
+    return {"current": bool(current), "pending": bool(pending)}
+
+
+def _pci(nvml, h) -> dict[str, str]:
+    info = nvml.nvmlDeviceGetPciInfo(h)
+    # NVML packs (device id << 16 | vendor id) into one 32-bit field.
+    return {
+        "bus_id": _short_bus_id(_text(info.busId)),
+        "device_id": f"0x{info.pciDeviceId >> 16:04X}",
+        "vendor_id": f"0x{info.pciDeviceId & 0xFFFF:04X}",
+        "subsystem_id": f"0x{info.pciSubSystemId:08X}",
+    }
+
+
+def _short_bus_id(bus_id: str) -> str:
+    """NVML's "00000000:18:00.0" as sysfs and lspci write it: "0000:18:00.0"."""
+    domain, _, rest = bus_id.partition(":")
+    return f"{domain[-4:]}:{rest}".lower()
+
+
+def _ecc_errors(nvml, h) -> dict[str, int]:
+    def total(kind, counter):
+        return nvml.nvmlDeviceGetTotalEccErrors(h, kind, counter)
+
+    unc, corr = nvml.NVML_MEMORY_ERROR_TYPE_UNCORRECTED, nvml.NVML_MEMORY_ERROR_TYPE_CORRECTED
+    return {
+        "volatile_uncorrected": total(unc, nvml.NVML_VOLATILE_ECC),
+        "aggregate_uncorrected": total(unc, nvml.NVML_AGGREGATE_ECC),
+        "volatile_corrected": total(corr, nvml.NVML_VOLATILE_ECC),
+        "aggregate_corrected": total(corr, nvml.NVML_AGGREGATE_ECC),
+    }
+
+
+def _retired_pages(nvml, h) -> dict[str, Any]:
+    """Page retirement (pre-Ampere); Ampere and later remap rows instead (NotSupported here)."""
+    pending = nvml.nvmlDeviceGetRetiredPagesPendingStatus(h)
+    double = nvml.nvmlDeviceGetRetiredPages(h, nvml.NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR)
+    single = nvml.nvmlDeviceGetRetiredPages(
+        h, nvml.NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS
+    )
+    return {"pending": bool(pending), "double_bit": len(double), "single_bit": len(single)}
+
+
+def _remapped_rows(nvml, h) -> dict[str, Any]:
+    corrected, uncorrected, pending, failed = nvml.nvmlDeviceGetRemappedRows(h)
+    return {
+        "correctable": corrected,
+        "uncorrectable": uncorrected,
+        "pending": bool(pending),
+        "failure": bool(failed),
+    }
+
+
+def _clocks(nvml, h) -> dict[str, int]:
+    return {
+        "sm_mhz": nvml.nvmlDeviceGetClockInfo(h, nvml.NVML_CLOCK_SM),
+        "mem_mhz": nvml.nvmlDeviceGetClockInfo(h, nvml.NVML_CLOCK_MEM),
+        "sm_max_mhz": nvml.nvmlDeviceGetMaxClockInfo(h, nvml.NVML_CLOCK_SM),
+        "mem_max_mhz": nvml.nvmlDeviceGetMaxClockInfo(h, nvml.NVML_CLOCK_MEM),
+    }
+
+
+def _throttle_reasons(nvml, h) -> list[str]:
+    # Newer NVML calls them clock event reasons; older bindings only have the throttle name.
+    getter = getattr(nvml, "nvmlDeviceGetCurrentClocksEventReasons", None)
+    getter = getter or nvml.nvmlDeviceGetCurrentClocksThrottleReasons
+    mask = getter(h)
+    names = [name for bit, name in THROTTLE_REASONS.items() if mask & bit]
+    unknown = mask & ~sum(THROTTLE_REASONS)
+    return names + ([f"unknown_0x{unknown:x}"] if unknown else [])
+
+
+def _power(nvml, h) -> dict[str, float]:
+    watts = 1000.0  # NVML reports milliwatts
+    return {
+        "limit_w": nvml.nvmlDeviceGetEnforcedPowerLimit(h) / watts,
+        "default_limit_w": nvml.nvmlDeviceGetPowerManagementDefaultLimit(h) / watts,
+        "max_limit_w": nvml.nvmlDeviceGetPowerManagementLimitConstraints(h)[1] / watts,
+        "draw_w": nvml.nvmlDeviceGetPowerUsage(h) / watts,
+    }
+
+
+def _pcie(nvml, h) -> dict[str, int]:
+    """Current link, the device's own maximum, and the maximum this device+slot can reach."""
+    return {
+        "gen_current": nvml.nvmlDeviceGetCurrPcieLinkGeneration(h),
+        "gen_max": nvml.nvmlDeviceGetMaxPcieLinkGeneration(h),
+        "gen_device_max": nvml.nvmlDeviceGetGpuMaxPcieLinkGeneration(h),
+        "width_current": nvml.nvmlDeviceGetCurrPcieLinkWidth(h),
+        "width_max": nvml.nvmlDeviceGetMaxPcieLinkWidth(h),
+    }
+
+
+def _processes(nvml, h) -> list[dict[str, Any]]:
+    seen = {}
+    for proc in nvml.nvmlDeviceGetComputeRunningProcesses(h) + (
+        read(lambda: nvml.nvmlDeviceGetGraphicsRunningProcesses(h)) or []
+    ):
+        seen[proc.pid] = {"pid": proc.pid, "used_bytes": proc.usedGpuMemory}
+    return list(seen.values())
+
+
+def _nvlink(nvml, h) -> list[dict[str, Any]]:
+    """One entry per NVLink the device has; an empty list means no NVLink at all."""
+    links = []
+    for link in range(nvml.NVML_NVLINK_MAX_LINKS):
+        try:
+            active = nvml.nvmlDeviceGetNvLinkState(h, link) == nvml.NVML_FEATURE_ENABLED
+        except nvml.NVMLError:
+            continue  # this link number does not exist on the device
+        version = read(lambda link=link: nvml.nvmlDeviceGetNvLinkVersion(h, link))
+        links.append({"link": link, "active": active, "version": version})
+    return links
+
+
+def _numa_node(nvml, h, pci: Any) -> int | None:
+    getter = getattr(nvml, "nvmlDeviceGetNumaNodeId", None)
+    if getter is not None:
+        return getter(h)
+    from pathlib import Path
+
+    node = Path(f"/sys/bus/pci/devices/{pci['bus_id']}/numa_node").read_text().strip()
+    return int(node)

@@ -1,0 +1,97 @@
+"""Facts: one JSON snapshot of the machine, read by dotted paths, saved and replayed."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from rigcheck.errors import FactsError, FactUnavailable
+from rigcheck.facts.probe import ERROR_KEY, is_error
+
+SCHEMA_VERSION = 1
+SCHEMA_PATH = Path(__file__).with_name("facts.schema.json")
+_MISSING = object()
+
+
+class Facts:
+    """A machine's facts snapshot. `get` raises FactUnavailable for unreadable facts."""
+
+    def __init__(self, data: dict[str, Any]):
+        self.data = data
+
+    @property
+    def origin(self) -> dict[str, Any]:
+        return self.data.get("origin", {})
+
+    def get(self, path: str) -> Any:
+        """The value at a dotted path ("devices.0.ecc.current"); fails closed."""
+        value = self.find(path, default=_MISSING)
+        if value is _MISSING:
+            raise FactUnavailable(path, "not in the snapshot (recorded by an older rigcheck?)")
+        if is_error(value):
+            raise FactUnavailable(path, value[ERROR_KEY])
+        return value
+
+    def find(self, path: str, default: Any = None) -> Any:
+        """The raw value at a dotted path (possibly an error record), or `default`."""
+        node: Any = self.data
+        for part in path.split("."):
+            if isinstance(node, list) and part.isdigit() and int(part) < len(node):
+                node = node[int(part)]
+            elif isinstance(node, dict) and part in node:
+                node = node[part]
+            else:
+                return default
+        return node
+
+    @property
+    def devices(self) -> list[dict[str, Any]]:
+        """The accelerators found (NVIDIA, AMD or Apple); empty on a CPU-only host."""
+        devices = self.data.get("devices", [])
+        return devices if isinstance(devices, list) else []
+
+    def to_json(self) -> str:
+        return json.dumps(self.data, indent=2, sort_keys=True) + "\n"
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write atomically, so an interrupted run never leaves half a snapshot."""
+        target = Path(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(
+            "w", dir=target.parent, prefix=f".{target.name}.", delete=False
+        ) as tmp:
+            tmp.write(self.to_json())
+        os.replace(tmp.name, target)
+
+
+def validate_snapshot(data: Any, source: str) -> None:
+    """Check a snapshot against the facts schema; the error names the file and JSON path."""
+    schema = json.loads(SCHEMA_PATH.read_text())
+    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(data), key=str)
+    if errors:
+        first = errors[0]
+        where = "$" + "".join(f"[{p!r}]" for p in first.absolute_path)
+        raise FactsError(f"{source}: invalid facts snapshot at {where}: {first.message}")
+    if data["schema_version"] != SCHEMA_VERSION:
+        raise FactsError(
+            f"{source}: facts schema version {data['schema_version']}, this rigcheck reads "
+            f"version {SCHEMA_VERSION}. Re-record it with `rigcheck facts -o FILE`."
+        )
+
+
+def load_facts(path: str | os.PathLike[str]) -> Facts:
+    """Read a recorded snapshot, with an error that says what is wrong instead of a traceback."""
+    source = str(path)
+    try:
+        data = json.loads(Path(path).read_text())
+    except FileNotFoundError:
+        raise FactsError(f"{source}: no such facts file") from None
+    except json.JSONDecodeError as exc:
+        raise FactsError(f"{source}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    validate_snapshot(data, source)
+    return Facts(data)

@@ -1,0 +1,118 @@
+"""Spec: what a device class promises, read from expected/<class>.json and validated."""
+
+from __future__ import annotations
+
+import json
+import os
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from rigcheck.errors import SpecError, UnknownClassError
+
+SPEC_DIR = Path(__file__).resolve().parent.parent / "expected"
+SCHEMA_FILE = SPEC_DIR / "spec.schema.json"  # the schema always comes from the checkout
+GIB = 2**30
+
+
+def spec_dir() -> Path:
+    """Where the spec files are: expected/, or $RIGCHECK_EXPECTED_DIR for a private set."""
+    return Path(os.environ.get("RIGCHECK_EXPECTED_DIR") or SPEC_DIR)
+
+
+class Spec:
+    """One device class's spec file, validated; `expect(key)` and `figure(key)` read it."""
+
+    def __init__(self, data: dict[str, Any], path: Path):
+        self.data = data
+        self.path = path
+
+    @property
+    def name(self) -> str:
+        return self.data["class"]
+
+    @property
+    def title(self) -> str:
+        return self.data["title"]
+
+    @property
+    def backend(self) -> str:
+        return self.data["backend"]
+
+    @property
+    def vendor(self) -> str:
+        return self.data["vendor"]
+
+    @property
+    def identity(self) -> dict[str, Any]:
+        return self.data["identity"]
+
+    def expect(self, key: str) -> Any:
+        """A facts expectation; None means it does not apply to this class."""
+        return self.data["expect"][key]
+
+    def expected_value(self, key: str) -> Any:
+        """The bare value of a {value, source} expectation, or None when it does not apply."""
+        entry = self.expect(key)
+        return None if entry is None else entry["value"]
+
+    @property
+    def memory_bytes(self) -> int:
+        """The memory per device a machine of this class is guaranteed to have (the floor)."""
+        floor = self.expect("memory_per_device")["floor"]["value"]
+        return int(floor * GIB)
+
+    @property
+    def figures(self) -> dict[str, dict[str, Any]]:
+        return self.data["figures"]
+
+
+def known_classes() -> list[str]:
+    """Every class with a spec file, sorted."""
+    return sorted(p.stem for p in spec_dir().glob("*.json") if p.name != SCHEMA_FILE.name)
+
+
+def load_spec(name: str) -> Spec:
+    """The validated spec of one class; UnknownClassError lists the known ones."""
+    path = spec_dir() / f"{name}.json"
+    if name not in known_classes():
+        raise UnknownClassError(
+            f"unknown device class {name!r}. Known classes: {', '.join(known_classes())}"
+        )
+    return load_spec_file(path)
+
+
+def load_all() -> dict[str, Spec]:
+    return {name: load_spec(name) for name in known_classes()}
+
+
+def load_spec_file(path: Path) -> Spec:
+    """Parse and validate a spec file; SpecError names the file, the JSON path and the problem."""
+    try:
+        data = json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        where = f"line {exc.lineno} column {exc.colno}"
+        raise SpecError(f"{path}: not valid JSON at {where}: {exc.msg}") from None
+    error = jsonschema.exceptions.best_match(_validator().iter_errors(data))
+    if error is not None:
+        raise SpecError(f"{path}: invalid spec {_describe(error)}")
+    if data["class"] != path.stem:
+        raise SpecError(
+            f"{path}: $.class is {data['class']!r} but the file is named {path.name}: "
+            f"the marker comes from the file name, so they must agree"
+        )
+    return Spec(data, path)
+
+
+def _describe(error: jsonschema.ValidationError) -> str:
+    where = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
+    return f"at {where}: {error.message}"
+
+
+@cache
+def _validator() -> jsonschema.Draft202012Validator:
+    schema = json.loads(SCHEMA_FILE.read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema)
