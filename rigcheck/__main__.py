@@ -1,0 +1,5 @@
+import sys
+
+from rigcheck.cli import main
+
+sys.exit(main())

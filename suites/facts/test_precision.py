@@ -1,0 +1,63 @@
+"""Number formats: native bf16, a real bf16 matmul, fp8 where the class has it."""
+
+import pytest
+
+from rigcheck.require import (
+    device_values,
+    expected,
+    gpu_label,
+    needs_backend,
+    require,
+    version_tuple,
+)
+
+pytestmark = pytest.mark.facts
+
+
+def test_bf16_native(facts, spec, devices):
+    """torch.cuda.is_bf16_supported() says True on pre-Ampere GPUs through emulation."""
+    needs_backend(spec, "cuda")
+    if not expected(spec, "bf16_native"):
+        pytest.skip(f"{spec.title} has no native bf16: bf16 runs emulated (slowly); use fp16")
+    emulated = [
+        f"{gpu_label(d)}: compute capability {cc}"
+        for d, cc in device_values(devices, "compute_capability")
+        if version_tuple(cc) < (8, 0)
+    ]
+    assert not emulated, (
+        f"bf16 is not native (needs compute capability >= 8.0): {'; '.join(emulated)}"
+    )
+
+
+def test_bf16_matmul_runs(facts, spec):
+    key = "smoke.cpu_bf16_matmul" if spec.backend == "cpu" else "smoke.bf16_matmul"
+    if spec.backend == "mps":
+        pytest.skip("bf16 on MPS is checked by the Apple autocast and round-trip checks")
+    results = require(facts, key)
+    results = results if isinstance(results, list) else [results]
+    wrong = [f"device {i}: {r}" for i, r in enumerate(results) if not (r or {}).get("ok")]
+    assert results and not wrong, f"a bf16 matmul did not run or gave a wrong answer: {wrong}"
+
+
+def test_compute_capability(facts, spec, devices):
+    want = expected(spec, "compute_capability")
+    other = [
+        f"{gpu_label(d)}: {cc}"
+        for d, cc in device_values(
+            devices, "gcn_arch" if spec.backend == "rocm" else "compute_capability"
+        )
+        if not str(cc).startswith(want)
+    ]
+    assert not other, f"expected compute capability {want}, found {'; '.join(other)}"
+
+
+def test_fp8_matmul_runs(facts, spec):
+    needs_backend(spec, "cuda")
+    if not expected(spec, "fp8"):
+        pytest.skip(f"{spec.title} has no fp8 tensor cores")
+    results = require(facts, "smoke.fp8_matmul")
+    wrong = [f"GPU {i}: {r}" for i, r in enumerate(results) if not (r or {}).get("ok")]
+    assert results and not wrong, (
+        f"an fp8 (e4m3) torch._scaled_mm did not run or gave a wrong answer: {wrong}. "
+        "fp8 needs compute capability >= 8.9 and a torch built with CUDA >= 12.1."
+    )

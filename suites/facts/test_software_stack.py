@@ -1,0 +1,145 @@
+"""Does the software stack fit together: torch, driver, nvcc, cuDNN, NCCL, flash-attn."""
+
+import pytest
+
+from rigcheck.require import expected, needs_backend, require, version_tuple
+
+pytestmark = pytest.mark.facts
+
+# The oldest Linux driver each CUDA major release runs on (CUDA toolkit release notes,
+# "minor version compatibility"): below it, nothing built with that CUDA starts.
+MIN_DRIVER_FOR_CUDA_MAJOR = {11: "450.80.02", 12: "525.60.13", 13: "580.65.06"}
+BUILD_FOR_BACKEND = {"cuda": "cuda", "rocm": "rocm", "mps": "cpu"}
+
+
+def test_torch_imports(facts):
+    torch = require(facts, "software.torch")
+    assert "version" in torch, f"torch did not report a version: {torch}"
+
+
+def test_torch_build_matches_class(facts, spec):
+    needs_backend(spec, "cuda", "rocm", "mps")
+    build = require(facts, "software.torch.build")
+    version = require(facts, "software.torch.version")
+    want = BUILD_FOR_BACKEND[spec.backend]
+    assert build == want, (
+        f"torch {version} is a {build} build; {spec.name} needs a {want} build of torch. "
+        f"Install the torch wheel built for {spec.backend.upper()} that matches the driver."
+    )
+
+
+def test_torch_sees_all_devices(facts, spec, devices):
+    needs_backend(spec, "cuda", "rocm")
+    seen = require(facts, "software.torch.device_count")
+    available = require(facts, "software.torch.cuda_available")
+    assert available and seen == len(devices), (
+        f"the driver shows {len(devices)} GPU(s) but torch sees {seen} "
+        f"(torch.cuda.is_available() = {available}). Check CUDA_VISIBLE_DEVICES, "
+        "the container's --gpus flag, and that torch's CUDA is not newer than the driver."
+    )
+
+
+def test_driver_supports_torch_cuda(facts, spec):
+    needs_backend(spec, "cuda")
+    torch_cuda = require(facts, "software.torch.cuda_version")
+    if torch_cuda is None:
+        pytest.fail("torch has no CUDA version: it is not a CUDA build", pytrace=False)
+    driver = require(facts, "software.nvidia_driver.version")
+    major = version_tuple(torch_cuda)[0]
+    minimum = MIN_DRIVER_FOR_CUDA_MAJOR.get(major, "0")
+    assert version_tuple(driver) >= version_tuple(minimum), (
+        f"driver {driver} is too old for torch's CUDA {torch_cuda}: CUDA {major}.x needs "
+        f"driver >= {minimum}. Upgrade the driver, or install a torch built for an older CUDA."
+    )
+
+
+def test_driver_cuda_not_older_than_torch_cuda(facts, spec):
+    """Same major, older minor runs by minor-version compatibility, but without PTX JIT."""
+    needs_backend(spec, "cuda")
+    torch_cuda = require(facts, "software.torch.cuda_version")
+    driver_cuda = require(facts, "software.nvidia_driver.cuda_driver_version")
+    if torch_cuda is None:
+        pytest.fail("torch has no CUDA version: it is not a CUDA build", pytrace=False)
+    ok = version_tuple(driver_cuda)[:2] >= version_tuple(torch_cuda)[:2]
+    assert ok, (
+        f"the driver supports CUDA up to {driver_cuda}, torch was built with CUDA {torch_cuda}: "
+        "kernels that need JIT compilation from PTX (new GPUs, torch.compile/triton on some "
+        "paths) fail. Upgrade the driver or use a torch built for CUDA <= the driver's."
+    )
+
+
+def test_driver_meets_class_minimum(facts, spec):
+    minimum = expected(spec, "min_driver")
+    driver = require(facts, "software.nvidia_driver.version")
+    assert version_tuple(driver) >= version_tuple(minimum), (
+        f"driver {driver} is older than {minimum}, the first that supports {spec.title} "
+        f"({spec.expect('min_driver')['source']}). Upgrade the NVIDIA driver."
+    )
+
+
+def test_nvcc_matches_torch_cuda(facts, spec):
+    """Extensions such as flash-attn compile with nvcc against torch's CUDA headers."""
+    needs_backend(spec, "cuda")
+    nvcc = require(facts, "software.nvcc")
+    torch_cuda = require(facts, "software.torch.cuda_version")
+    if nvcc is None:
+        pytest.skip("no nvcc on PATH or in CUDA_HOME: nothing here compiles CUDA extensions")
+    if torch_cuda is None:
+        pytest.fail("torch has no CUDA version: it is not a CUDA build", pytrace=False)
+    mine, theirs = version_tuple(nvcc["version"])[:2], version_tuple(torch_cuda)[:2]
+    assert mine == theirs, (
+        f"nvcc at {nvcc['path']} is CUDA {nvcc['version']}, torch was built with CUDA "
+        f"{torch_cuda}: extensions (flash-attn, apex, xformers) built here fail to build or "
+        "fail to load. Put the matching toolkit first on PATH / in CUDA_HOME."
+    )
+
+
+def test_cudnn_present(facts, spec):
+    expected(spec, "cudnn")
+    version = require(facts, "software.torch.cudnn_version")
+    assert version, f"torch reports no cuDNN (cudnn.version() = {version!r}): a broken install"
+
+
+def test_nccl_present(facts, spec):
+    expected(spec, "nccl")
+    version = require(facts, "software.torch.nccl_version")
+    assert version, (
+        f"torch reports no NCCL (version {version!r}): DDP and FSDP cannot run on this machine"
+    )
+
+
+def test_flash_attn_imports(facts, spec):
+    expected(spec, "flash_attn")
+    problem = flash_attn_problem(require(facts, "software.flash_attn"), spec)
+    assert problem is None, problem
+
+
+def test_flash_attn_forward_runs(facts, spec):
+    expected(spec, "flash_attn")
+    if flash_attn_problem(require(facts, "software.flash_attn"), spec):
+        pytest.fail("cannot run: flash-attn does not import (see test_flash_attn_imports)")
+    result = require(facts, "smoke.flash_attn_forward")
+    assert result.get("ok"), (
+        f"flash-attn's forward pass ran wrong or did not run: {result}. "
+        "Rebuild flash-attn for this GPU's architecture."
+    )
+
+
+def flash_attn_problem(info: dict, spec) -> str | None:
+    """What is wrong with the flash-attn install, in words a user can act on; None if fine."""
+    if not info.get("installed"):
+        return (
+            f"flash-attn is not installed; {spec.name} is expected to run it. Install it "
+            "built against this torch: pip install flash-attn --no-build-isolation "
+            "(needs nvcc matching torch's CUDA)."
+        )
+    error = info.get("import_error")
+    if error and info.get("error_kind") == "abi_mismatch":
+        return (
+            f"flash-attn ABI mismatch: it was built against another torch or CUDA ({error}). "
+            "Rebuild it against this torch: pip install --force-reinstall --no-build-isolation "
+            "flash-attn."
+        )
+    if error:
+        return f"flash-attn is installed but does not import: {error}"
+    return None
