@@ -1,0 +1,174 @@
+"""`rigcheck fit`: will this job fit in device memory, and with how much headroom.
+
+Exit status: 0 fits, 1 does not fit, 2 bad input (one line on stderr saying what is wrong).
+"""
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from fractions import Fraction
+
+from rigcheck.errors import RigcheckError
+from rigcheck.memory.activations import ATTENTION, RECOMPUTE
+from rigcheck.memory.errors import ConfigError
+from rigcheck.memory.estimate import DEFAULT_OVERHEAD_BYTES, Estimate, Job, estimate
+from rigcheck.memory.inference import KV_DTYPES
+from rigcheck.memory.lora import parse_targets
+from rigcheck.memory.model_state import METHODS
+from rigcheck.memory.optimizers import OPTIMIZERS
+from rigcheck.memory.precision import PRECISIONS
+from rigcheck.memory.presets import PRESETS, preset
+from rigcheck.memory.report import print_table
+from rigcheck.memory.units import parse_size
+
+_COUNT_SUFFIXES = {"": 1, "k": 10**3, "m": 10**6, "b": 10**9, "t": 10**12}
+
+
+def parse_count(text: str) -> int:
+    """A parameter count: '6738415616', '7.5e9', '7.5B', '350M'."""
+    body = text.strip().replace("_", "")
+    suffix = body[-1:].lower() if body[-1:].isalpha() and body[-1:].lower() != "e" else ""
+    try:
+        value = Fraction(body[: len(body) - len(suffix)]) * _COUNT_SUFFIXES[suffix]
+    except (ValueError, KeyError, ZeroDivisionError):
+        raise ConfigError(
+            f"{text!r} is not a parameter count (e.g. 6738415616, 7.5e9, 7B)"
+        ) from None
+    if value.denominator != 1 or value < 1:
+        raise ConfigError(f"{text!r}: a parameter count is a whole number >= 1")
+    return int(value)
+
+
+def _argtype(parse: Callable[[str], object]) -> Callable[[str], object]:
+    """Let argparse report a ConfigError's own message."""
+
+    def wrapped(text: str) -> object:
+        try:
+            return parse(text)
+        except ConfigError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    wrapped.__name__ = parse.__name__
+    return wrapped
+
+
+def add_fit_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of `rigcheck fit`; --plan files use the same names."""
+    model = parser.add_mutually_exclusive_group(required=True)
+    model.add_argument("--model", help=f"a known architecture: {', '.join(PRESETS)}")
+    model.add_argument("--params", type=_argtype(parse_count), help="parameter count, e.g. 7B")
+    job = parser.add_argument_group("the job")
+    job.add_argument("--method", choices=METHODS, default="full")
+    job.add_argument("--lora-rank", type=int, default=8, metavar="R", help="default 8 (PEFT)")
+    job.add_argument(
+        "--lora-targets", type=_argtype(parse_targets), metavar="LIST|all-linear",
+        help="matrices to adapt: q,k,v,o,gate,up,down (or q_proj,...); default q,v (PEFT)",
+    )  # fmt: skip
+    job.add_argument("--double-quant", action="store_true", help="qlora: NF4 double quantization")
+    job.add_argument("--precision", choices=list(PRECISIONS), default="bf16-mixed")
+    job.add_argument("--optimizer", choices=OPTIMIZERS, default="adamw")
+    job.add_argument("--zero", type=int, choices=(0, 1, 2, 3), default=0, help="0 = DDP")
+    job.add_argument("--gpus", type=int, default=1, help="data-parallel GPUs (default 1)")
+    job.add_argument("--offload-optimizer", action="store_true", help="master + state on host")
+    job.add_argument("--batch", type=int, default=1, help="micro-batch per GPU (default 1)")
+    job.add_argument("--seq", type=int, default=2048, help="tokens per sequence (default 2048)")
+    job.add_argument("--checkpointing", choices=RECOMPUTE, default="none")
+    job.add_argument("--attention", choices=ATTENTION, default="flash", help="default flash")
+    job.add_argument("--inference", action="store_true", help="weights + KV cache, no training")
+    job.add_argument("--kv-dtype", choices=list(KV_DTYPES), help="default: the weights' dtype")
+    job.add_argument(
+        "--overhead", type=_argtype(parse_size), default=DEFAULT_OVERHEAD_BYTES, metavar="SIZE",
+        help="CUDA context + allocator slack per GPU, stated not hidden (default 1GiB)",
+    )  # fmt: skip
+    device = parser.add_argument_group("the device").add_mutually_exclusive_group()
+    device.add_argument("--device", metavar="CLASS", help="a device class from expected/")
+    device.add_argument("--vram", type=_argtype(parse_size), metavar="SIZE", help="e.g. 80GiB")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def job_from_args(args: argparse.Namespace) -> Job:
+    """The Job the parsed options describe; a ConfigError for combinations that make no sense."""
+    return Job(
+        arch=preset(args.model) if args.model else None,
+        params=args.params or 0,
+        method=args.method,
+        lora_rank=args.lora_rank,
+        lora_targets=args.lora_targets,
+        double_quant=args.double_quant,
+        precision=args.precision,
+        optimizer=args.optimizer,
+        zero=args.zero,
+        gpus=args.gpus,
+        offload_optimizer=args.offload_optimizer,
+        batch=args.batch,
+        seq=args.seq,
+        checkpointing=args.checkpointing,
+        attention=args.attention,
+        inference=args.inference,
+        kv_dtype=args.kv_dtype,
+        overhead_bytes=args.overhead,
+    )
+
+
+def device_bytes(args: argparse.Namespace) -> int:
+    """Memory of one device: --vram as given, or what the --device class's spec promises."""
+    if args.vram is not None:
+        return args.vram
+    if args.device is None:
+        raise ConfigError("give the device: --device CLASS (a spec in expected/) or --vram SIZE")
+    from rigcheck.spec import load_spec  # reads spec files; only needed for --device
+
+    return load_spec(args.device).memory_bytes
+
+
+def fit_report(args: argparse.Namespace, job: Job, result: Estimate, device: int) -> dict:
+    """The JSON object: integer bytes per GPU, the verdict and the job it describes."""
+    out = result.as_dict()
+    out.update(device_bytes=device, fits=result.total_bytes <= device)
+    out["headroom_bytes"] = device - result.total_bytes
+    out["job"] = {k: v for k, v in vars(args).items() if k not in ("func", "json")}
+    if isinstance(job.lora_targets, tuple):
+        out["job"]["lora_targets"] = list(job.lora_targets)
+    return out
+
+
+def run_fit(args: argparse.Namespace) -> int:
+    """Estimate, print, and exit 0 (fits), 1 (does not fit) or 2 (bad input)."""
+    try:
+        job = job_from_args(args)
+        device = device_bytes(args)
+        report = fit_report(args, job, estimate(job), device)
+    except RigcheckError as exc:  # ConfigError, and the spec's UnknownClassError or SpecError
+        print(f"rigcheck fit: error: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(report))
+    else:
+        print_table(report)
+    return 0 if report["fits"] else 1
+
+
+def add_parser(subparsers: "argparse._SubParsersAction") -> argparse.ArgumentParser:
+    """Add `fit` to the rigcheck command."""
+    parser = subparsers.add_parser(
+        "fit",
+        help="will a training or inference job fit in device memory, with how much headroom",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_fit_arguments(parser)
+    parser.set_defaults(func=run_fit)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`python -m rigcheck.memory.cli fit ...`: the same command without the rigcheck wrapper."""
+    parser = argparse.ArgumentParser(prog="rigcheck")
+    add_parser(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

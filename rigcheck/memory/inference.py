@@ -1,0 +1,45 @@
+"""Inference memory: weights, the KV cache and a transient working set.
+
+KV cache = 2 (K and V) x layers x kv_heads x head_dim x tokens x batch x bytes per element, so
+GQA needs kv_heads/heads of the multi-head cache and MQA 1/heads of it. vLLM allocates whole blocks
+of tokens (block_tokens=16 there); the default of 1 counts tokens exactly.
+"""
+
+from rigcheck.memory.architecture import Architecture
+from rigcheck.memory.errors import ConfigError
+from rigcheck.memory.units import ceil_div
+
+KV_DTYPES = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1}
+
+
+def kv_element_bytes(name: str) -> int:
+    """Bytes per cached element for a --kv-dtype name."""
+    try:
+        return KV_DTYPES[name]
+    except KeyError:
+        raise ConfigError(
+            f"unknown KV cache dtype {name!r}; known: {', '.join(KV_DTYPES)}"
+        ) from None
+
+
+def kv_cache_bytes(
+    arch: Architecture, tokens: int, batch: int, element_bytes: int, block_tokens: int = 1
+) -> int:
+    """Bytes of K and V for `batch` sequences of `tokens` tokens each, in whole blocks."""
+    tokens = ceil_div(tokens, block_tokens) * block_tokens
+    return 2 * arch.layers * arch.kv_width * tokens * batch * element_bytes
+
+
+def inference_activation_bytes(
+    arch: Architecture, tokens: int, batch: int, element_bytes: int
+) -> int:
+    """The transient peak of one layer during prefill, plus fp32 logits of the last position.
+
+    An estimate, not a bound: residual and normed input, then the wider of the attention
+    projections (flash attention, no s x s scores) and the MLP intermediates. Nothing is kept
+    across layers without a backward pass.
+    """
+    widest_attention = 2 * arch.q_width + 2 * arch.kv_width
+    widest_mlp = (3 if arch.gated_mlp else 2) * arch.mlp_width
+    per_token = 2 * arch.hidden + max(widest_attention, widest_mlp)
+    return element_bytes * tokens * batch * per_token + 4 * batch * arch.vocab
