@@ -54,7 +54,7 @@ def judge(key: str, measured: float, figure: dict[str, Any] | None) -> Judgement
     numbers = _numbers(measured, unit, floor, achievable, datasheet)
     if floor is None:
         why = figure.get("unknown_reason", "no figure in the spec") if figure else "not in spec"
-        return verdict(FAIL, f"no reference for this class ({why}); measured {numbers}")
+        return verdict(FAIL, f"no reference for this class ({why}): {numbers}")
     if measured < floor:
         return verdict(FAIL, f"below the floor: {numbers}")
     band = figure.get("warn_band", 0.1)
