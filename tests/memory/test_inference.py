@@ -1,0 +1,91 @@
+"""KV cache and inference memory."""
+
+from dataclasses import replace
+
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from rigcheck.memory.architecture import Architecture
+from rigcheck.memory.estimate import Job, estimate
+from rigcheck.memory.inference import kv_cache_bytes
+from rigcheck.memory.presets import preset
+
+from .strategies import architectures
+
+sizes = st.integers(1, 4096)
+
+
+@given(architectures(), sizes, sizes, st.sampled_from((1, 2, 4)), st.integers(1, 8))
+def test_kv_cache_is_linear_in_tokens_batch_and_element_size(arch, tokens, batch, e, k) -> None:
+    base = kv_cache_bytes(arch, tokens, batch, e)
+    assert kv_cache_bytes(arch, k * tokens, batch, e) == k * base
+    assert kv_cache_bytes(arch, tokens, k * batch, e) == k * base
+    assert kv_cache_bytes(arch, tokens, batch, k * e) == k * base
+    assert kv_cache_bytes(arch, 0, batch, e) == 0
+
+
+@given(architectures(), sizes, sizes, st.integers(1, 8))
+def test_kv_cache_is_linear_in_layers_kv_heads_and_head_dim(arch, tokens, batch, k) -> None:
+    base = kv_cache_bytes(arch, tokens, batch, 2)
+    scaled = {
+        "layers": replace(arch, layers=k * arch.layers),
+        "kv_heads": replace(
+            arch, kv_heads=k * arch.kv_heads, heads=k * arch.heads, head_dim=arch.dim
+        ),
+        "head_dim": replace(arch, head_dim=k * arch.dim),
+    }
+    for bigger in scaled.values():
+        assert kv_cache_bytes(bigger, tokens, batch, 2) == k * base
+
+
+@given(architectures(), sizes, sizes)
+def test_gqa_and_mqa_scale_the_multi_head_cache(arch, tokens, batch) -> None:
+    mha = replace(arch, kv_heads=arch.heads)
+    mqa = replace(arch, kv_heads=1)
+    full = kv_cache_bytes(mha, tokens, batch, 2)
+    assert kv_cache_bytes(arch, tokens, batch, 2) * arch.heads == full * arch.kv_heads
+    assert kv_cache_bytes(mqa, tokens, batch, 2) * arch.heads == full
+
+
+@given(architectures(), sizes, sizes, st.sampled_from((1, 16, 32)))
+def test_paged_cache_rounds_up_to_whole_blocks(arch, tokens, batch, block) -> None:
+    exact = kv_cache_bytes(arch, tokens, batch, 2)
+    paged = kv_cache_bytes(arch, tokens, batch, 2, block_tokens=block)
+    per_token = kv_cache_bytes(arch, 1, batch, 2)
+    assert exact <= paged < exact + block * per_token
+
+
+def test_seed_000_activations_per_token_rule_is_the_kv_cache() -> None:
+    """000: "activations per token = 2 x n_layers x hidden x 2 bytes" = 0.5 MiB for Llama-2-7B:
+    that is the 16-bit KV cache of one token of a multi-head model, not training activations."""
+    assert kv_cache_bytes(preset("llama-2-7b"), 1, 1, 2) == 2 * 32 * 4096 * 2 == 524_288
+
+
+@st.composite
+def same_model_jobs(draw: st.DrawFn) -> Job:
+    arch: Architecture = draw(architectures())
+    return Job(
+        arch=arch,
+        precision=draw(st.sampled_from(("fp32", "bf16", "bf16-mixed"))),
+        optimizer=draw(st.sampled_from(("adamw", "sgd", "adamw-8bit", "adafactor"))),
+        method=draw(st.sampled_from(("full", "qlora"))),
+        batch=draw(st.integers(1, 16)),
+        seq=draw(st.integers(1, 4096)),
+        attention=draw(st.sampled_from(("eager", "flash"))),
+    )
+
+
+@given(same_model_jobs())
+@example(Job(arch=preset("llama-2-7b"), batch=8, seq=4096))
+def test_inference_needs_no_more_than_training(job) -> None:
+    """Same model, dtype, batch and length, training without recomputation: a layer's stored
+    K and V are the KV cache, and it stores more besides."""
+    assert estimate(replace(job, inference=True)).total_bytes <= estimate(job).total_bytes
+
+
+def test_long_context_cache_can_exceed_fully_recomputed_training() -> None:
+    """The property above needs checkpointing none: with full recomputation training keeps one
+    h-wide tensor per layer while a multi-head cache keeps two (K and V)."""
+    job = Job(arch=preset("llama-2-7b"), precision="bf16", optimizer="sgd", method="qlora",
+              batch=64, seq=4096, checkpointing="full")  # fmt: skip
+    assert estimate(replace(job, inference=True)).total_bytes > estimate(job).total_bytes
