@@ -1,0 +1,150 @@
+"""The NVML probe against a fake pynvml: field formats, NotSupported, and errors as records."""
+
+import sys
+import types
+from collections import namedtuple
+
+import pytest
+
+from rigcheck.facts import nvml
+
+Pci = namedtuple("Pci", "busId pciDeviceId pciSubSystemId")
+Mem = namedtuple("Mem", "total free used")
+Proc = namedtuple("Proc", "pid usedGpuMemory")
+
+
+class NVMLError(Exception):
+    pass
+
+
+class NotSupported(NVMLError):
+    pass
+
+
+def fake_pynvml(**overrides):
+    """A pynvml stand-in shaped like an idle H100 SXM on a single-GPU VM."""
+
+    def not_supported(*_args):
+        raise NotSupported("Not Supported")
+
+    calls = {
+        "nvmlInit": lambda: None,
+        "nvmlShutdown": lambda: None,
+        "nvmlSystemGetDriverVersion": lambda: "550.54.15",
+        "nvmlSystemGetCudaDriverVersion_v2": lambda: 12040,
+        "nvmlDeviceGetCount": lambda: 1,
+        "nvmlDeviceGetHandleByIndex": lambda i: f"h{i}",
+        "nvmlDeviceGetName": lambda h: b"NVIDIA H100 80GB HBM3",
+        "nvmlDeviceGetPciInfo": lambda h: Pci(b"00000000:18:00.0", 0x233010DE, 0x16C110DE),
+        "nvmlDeviceGetUUID": lambda h: "GPU-1234",
+        "nvmlDeviceGetSerial": lambda h: "1650000000001",
+        "nvmlDeviceGetMemoryInfo": lambda h: Mem(85520809984, 84900000000, 620809984),
+        "nvmlDeviceGetCudaComputeCapability": lambda h: (9, 0),
+        "nvmlDeviceGetEccMode": lambda h: (1, 1),
+        "nvmlDeviceGetTotalEccErrors": lambda h, kind, counter: 0,
+        "nvmlDeviceGetRetiredPagesPendingStatus": not_supported,
+        "nvmlDeviceGetRemappedRows": lambda h: (0, 0, 0, 0),
+        "nvmlDeviceGetClockInfo": lambda h, c: 345,
+        "nvmlDeviceGetMaxClockInfo": lambda h, c: 1980,
+        "nvmlDeviceGetCurrentClocksEventReasons": lambda h: 0x1,
+        "nvmlDeviceGetTemperature": lambda h, s: 31,
+        "nvmlDeviceGetEnforcedPowerLimit": lambda h: 700000,
+        "nvmlDeviceGetPowerManagementDefaultLimit": lambda h: 700000,
+        "nvmlDeviceGetPowerManagementLimitConstraints": lambda h: (200000, 700000),
+        "nvmlDeviceGetPowerUsage": lambda h: 71234,
+        "nvmlDeviceGetCurrPcieLinkGeneration": lambda h: 1,  # idle GPUs drop the link gen
+        "nvmlDeviceGetMaxPcieLinkGeneration": lambda h: 5,
+        "nvmlDeviceGetGpuMaxPcieLinkGeneration": lambda h: 5,
+        "nvmlDeviceGetCurrPcieLinkWidth": lambda h: 16,
+        "nvmlDeviceGetMaxPcieLinkWidth": lambda h: 16,
+        "nvmlDeviceGetPersistenceMode": lambda h: 1,
+        "nvmlDeviceGetMigMode": lambda h: (0, 0),
+        "nvmlDeviceGetComputeRunningProcesses": lambda h: [Proc(4242, 1 << 30)],
+        "nvmlDeviceGetGraphicsRunningProcesses": lambda h: [],
+        "nvmlDeviceGetNvLinkState": lambda h, link: 1 if link < 18 else not_supported(),
+        "nvmlDeviceGetNvLinkVersion": lambda h, link: 4,
+        "nvmlDeviceGetNumaNodeId": lambda h: 0,
+    }
+    calls.update(overrides)
+    module = types.SimpleNamespace(**calls)
+    module.NVMLError, module.NVMLError_NotSupported = NVMLError, NotSupported
+    module.NVML_NVLINK_MAX_LINKS, module.NVML_FEATURE_ENABLED = 18, 1
+    for name in [
+        "NVML_TEMPERATURE_GPU",
+        "NVML_CLOCK_SM",
+        "NVML_CLOCK_MEM",
+        "NVML_MEMORY_ERROR_TYPE_UNCORRECTED",
+        "NVML_MEMORY_ERROR_TYPE_CORRECTED",
+        "NVML_VOLATILE_ECC",
+        "NVML_AGGREGATE_ECC",
+        "NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR",
+        "NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS",
+    ]:
+        setattr(module, name, name)
+    return module
+
+
+@pytest.fixture
+def use_fake(monkeypatch):
+    def install(**overrides):
+        monkeypatch.setitem(sys.modules, "pynvml", fake_pynvml(**overrides))
+
+    return install
+
+
+def test_driver_and_device_facts_have_the_documented_formats(use_fake):
+    use_fake()
+    driver, (gpu,) = nvml.probe_nvidia()
+    assert driver == {"present": True, "version": "550.54.15", "cuda_driver_version": "12.4"}
+    assert gpu["pci"] == {
+        "bus_id": "0000:18:00.0",
+        "device_id": "0x2330",
+        "vendor_id": "0x10DE",
+        "subsystem_id": "0x16C110DE",
+    }
+    assert gpu["name"] == "NVIDIA H100 80GB HBM3"
+    assert gpu["compute_capability"] == "9.0"
+    assert gpu["ecc"] == {"current": True, "pending": True}
+    assert gpu["throttle_reasons"] == ["gpu_idle"]
+    assert gpu["power"]["limit_w"] == 700.0
+    assert gpu["pcie"]["gen_current"] == 1 and gpu["pcie"]["gen_max"] == 5
+    assert gpu["processes"] == [{"pid": 4242, "used_bytes": 1 << 30}]
+    assert len(gpu["nvlink"]) == 18 and all(link["active"] for link in gpu["nvlink"])
+
+
+def test_not_supported_is_none_not_an_error(use_fake):
+    use_fake()
+    _, (gpu,) = nvml.probe_nvidia()
+    assert gpu["retired_pages"] is None  # Hopper remaps rows instead of retiring pages
+    assert gpu["remapped_rows"] == {
+        "correctable": 0,
+        "uncorrectable": 0,
+        "pending": False,
+        "failure": False,
+    }
+
+
+def test_a_failing_read_is_an_error_record_and_the_rest_is_still_read(use_fake):
+    def lost(h):
+        raise NVMLError("GPU is lost")
+
+    use_fake(nvmlDeviceGetEccMode=lost)
+    _, (gpu,) = nvml.probe_nvidia()
+    assert gpu["ecc"] == {"error": "NVMLError: GPU is lost"}
+    assert gpu["compute_capability"] == "9.0"
+
+
+def test_unknown_throttle_bits_are_kept(use_fake):
+    use_fake(nvmlDeviceGetCurrentClocksEventReasons=lambda h: 0x1 | 0x40 | 0x8000)
+    _, (gpu,) = nvml.probe_nvidia()
+    assert gpu["throttle_reasons"] == ["gpu_idle", "hw_thermal_slowdown", "unknown_0x8000"]
+
+
+def test_no_driver_is_a_fact_with_its_reason(use_fake):
+    def missing():
+        raise NVMLError("NVML Shared Library Not Found")
+
+    use_fake(nvmlInit=missing)
+    driver, devices = nvml.probe_nvidia()
+    assert devices == [] and driver["present"] is False
+    assert "NVML Shared Library Not Found" in driver["reason"]

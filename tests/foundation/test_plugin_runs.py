@@ -1,0 +1,97 @@
+"""The plugin as a user meets it: real pytest runs of the real suites, live and replayed."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SUITES = str(REPO / "suites")
+
+
+@pytest.fixture(scope="module")
+def cpu_snapshot(tmp_path_factory):
+    """This machine's facts, recorded once with the real command."""
+    path = tmp_path_factory.mktemp("facts") / "machine.json"
+    cli = [sys.executable, "-m", "rigcheck", "facts", "-o", str(path)]
+    subprocess.run(cli, check=True, capture_output=True, timeout=300)
+    return path
+
+
+def run_suites(pytester, *args):
+    return pytester.runpytest_subprocess("-p", "no:cacheprovider", *args, SUITES)
+
+
+def test_cpu_class_passes_live_on_this_machine(pytester):
+    result = run_suites(pytester, "-m", "cpu")
+    result.stdout.fnmatch_lines(["rigcheck: facts from this machine (live)*"])
+    assert result.ret == 0, result.stdout.str()
+
+
+def test_recorded_facts_replay_to_the_same_verdict(pytester, cpu_snapshot):
+    assert json.loads(cpu_snapshot.read_text())["origin"]["kind"] == "recorded"
+    result = run_suites(pytester, "-m", "cpu", f"--facts={cpu_snapshot}")
+    result.stdout.fnmatch_lines([f"rigcheck: facts from {cpu_snapshot} [[]recorded]*"])
+    assert result.ret == 0, result.stdout.str()
+
+
+def test_no_marker_detects_the_class_and_says_so(pytester, cpu_snapshot):
+    result = run_suites(pytester, f"--facts={cpu_snapshot}")
+    result.stdout.fnmatch_lines(["rigcheck: class cpu (*), detected: no accelerator found*"])
+    assert result.ret == 0
+
+
+def test_a_gpu_class_on_this_machine_fails_at_identity_naming_both(pytester, cpu_snapshot):
+    result = run_suites(pytester, "-m", "h100", f"--facts={cpu_snapshot}", "-rf")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(
+        [
+            "E * this machine is not a h100:",
+            "E * expected NVIDIA H100 SXM5 80GB (HBM3) (PCI 0x2330), found no accelerator*",
+            "FAILED *test_identity.py::test_product_matches_class*",
+        ]
+    )
+
+
+def test_an_unknown_class_is_a_usage_error_listing_the_known_ones(pytester):
+    result = run_suites(pytester, "-m", "a1000")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*'a1000' is no device class or marker. Known classes: *cpu*"])
+
+
+def test_two_classes_at_once_is_a_usage_error(pytester):
+    result = run_suites(pytester, "-m", "cpu or h100")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*names several classes (cpu, h100)*"])
+
+
+def test_a_broken_facts_file_is_a_usage_error_naming_it(pytester, tmp_path):
+    bad = tmp_path / "broken.json"
+    bad.write_text("{")
+    result = run_suites(pytester, "-m", "cpu", f"--facts={bad}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*{bad}: not valid JSON*"])
+
+
+def test_a_malformed_spec_file_stops_the_run_naming_file_and_path(pytester, tmp_path, monkeypatch):
+    specs = tmp_path / "expected"
+    specs.mkdir()
+    good = json.loads((REPO / "expected" / "h100.json").read_text())
+    good["expect"]["pcie"]["width"] = 12
+    (specs / "h100.json").write_text(json.dumps(good))
+    monkeypatch.setenv("RIGCHECK_EXPECTED_DIR", str(specs))
+    result = run_suites(pytester, "-m", "h100")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["*h100.json: invalid spec at $.expect.pcie.width: 12 is not one of*"]
+    )
+
+
+def test_gpus_overrides_the_expected_count(pytester, cpu_snapshot):
+    result = run_suites(pytester, "-m", "cpu", f"--facts={cpu_snapshot}", "--gpus", "2", "-rf")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(
+        ["E * expected 2 accelerator(s) for cpu, found 0: none*", "FAILED *::test_device_count*"]
+    )
