@@ -139,12 +139,30 @@ def pytest_report_collectionfinish(config: pytest.Config) -> list[str]:
     origin = target.facts.origin
     source = config.getoption("--facts") or "this machine (live)"
     kind = origin.get("kind", "?")
-    lines = [f"rigcheck: facts from {source} [{kind}]: {describe_devices(target.facts)}"]
+    lines = [
+        f"rigcheck: facts from {source} [{kind}]: {describe_devices(target.facts)}",
+        f"rigcheck: {software_summary(target.facts)}",
+    ]
     if target.spec is None:
         lines.append(f"rigcheck: NO CLASS — {target.how}")
     else:
         lines.append(f"rigcheck: class {target.spec.name} ({target.spec.title}), {target.how}")
     return lines
+
+
+def software_summary(facts: Facts) -> str:
+    """torch, its CUDA, the driver and the TF32 switch, as the header reports them."""
+    torch = facts.find("software.torch", {})
+    if not isinstance(torch, dict) or "error" in torch:
+        return f"torch unusable: {torch.get('error') if isinstance(torch, dict) else torch}"
+    build = torch.get("cuda_version") or torch.get("hip_version") or torch.get("build")
+    driver = facts.find("software.nvidia_driver.version")
+    tf32 = torch.get("tf32_matmul_allowed")
+    return (
+        f"torch {torch.get('version')} ({build})"
+        + (f", driver {driver}" if isinstance(driver, str) else "")
+        + f", TF32 matmul {'allowed' if tf32 else 'off'} (torch.backends.cuda.matmul.allow_tf32)"
+    )
 
 
 @pytest.fixture(scope="session")
