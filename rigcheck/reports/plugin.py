@@ -1,0 +1,44 @@
+"""The reports plugin: options, and one ReportSession per run (not on xdist workers).
+
+Light on purpose: nothing heavy is imported until a suite check is selected.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from rigcheck.reports.location import ROOT_ENV
+
+SESSION_KEY = pytest.StashKey["object"]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("rigcheck", "rigcheck: machine conformance")
+    group.addoption(
+        "--report-dir",
+        metavar="DIR",
+        help=f"write junit.xml, certificate.json and report.html here (default: "
+        f"reports/<UTC time>-<host>/, under ${ROOT_ENV} when set)",
+    )
+    group.addoption(
+        "--unmask-serials",
+        action="store_true",
+        help="keep GPU serial numbers and UUIDs in the reports (masked by default)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if hasattr(config, "workerinput"):  # xdist worker: its controller writes the reports
+        return
+    from rigcheck.reports.session import ReportSession
+
+    session = ReportSession(config)
+    config.stash[SESSION_KEY] = session
+    config.pluginmanager.register(session, "rigcheck-reports-session")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    session = config.stash.get(SESSION_KEY, None)
+    if session is not None:
+        config.pluginmanager.unregister(session)
+        del config.stash[SESSION_KEY]

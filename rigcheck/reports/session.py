@@ -1,0 +1,296 @@
+"""A run's reports as it goes: every suite check recorded, the certificate rewritten after each.
+
+The run folder is made only once suite checks are selected, so `pytest tests` writes nothing.
+A crash leaves the last certificate (marked partial); Ctrl-C and -x write a final one that says
+why it is partial; a finished run writes the final certificate and the HTML page.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import shlex
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _pytest.junitxml import LogXML, xml_key
+
+from rigcheck.plugin import SUITES_DIR, is_suite_item, resolve_target
+from rigcheck.reports import certificate as cert
+from rigcheck.reports.html import write_html
+from rigcheck.reports.location import make_run_dir, reports_root, run_name
+from rigcheck.reports.masking import masked, secrets_in
+from rigcheck.reports.outcome import DETAIL_CHARS, check_outcome, failure_message
+from rigcheck.verdict import FAIL, PROPERTY
+
+JUNIT, HTML, BENCHMARK = "junit.xml", "report.html", "benchmark.json"
+
+
+class ReportSession:
+    """Registered as a plugin for the whole session; inert until suite checks are selected."""
+
+    def __init__(self, config: pytest.Config):
+        self.config = config
+        self.started_at = dt.datetime.now(dt.timezone.utc)
+        self.run_dir: Path | None = None
+        self.selected: list[str] = []
+        self.selected_ids: set[str] = set()
+        self.checks: list[dict[str, Any]] = []
+        self.collect_errors: list[dict[str, Any]] = []
+        self.deselected = 0
+        self.reports: dict[str, list[pytest.TestReport]] = defaultdict(list)
+        self.warnings: dict[str, list[str]] = defaultdict(list)
+        self.current: str | None = None
+        self.interrupted: str | None = None
+        self.owns_junit = False
+        self.verdict: str | None = None
+
+    # -- deciding that this is a conformance run --------------------------------------------
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed and self._is_suite_id(report.nodeid):
+            self.collect_errors.append(self._collect_error(report))
+
+    def pytest_deselected(self, items: list[pytest.Item]) -> None:
+        self.deselected += sum(1 for item in items if is_suite_item(item))
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        ids = [item.nodeid for item in session.items if is_suite_item(item)]
+        if not self.config.option.collectonly:
+            self._start(ids)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        """Under xdist the controller collects nothing itself: the workers tell it the ids."""
+        if self.run_dir is None:
+            self._start([i for i in ids if self._is_suite_id(i)])
+
+    def _start(self, suite_ids: list[str]) -> None:
+        if self.run_dir is not None or not (suite_ids or self.collect_errors):
+            return
+        self.target = resolve_target(self.config)
+        self.selected = [e["id"] for e in self.collect_errors] + suite_ids
+        self.selected_ids = set(self.selected)
+        self.checks = list(self.collect_errors)
+        self.run_dir = self._make_run_dir()
+        self._open_junit()
+        self._write()
+
+    def _make_run_dir(self) -> Path:
+        chosen = self.config.getoption("report_dir")
+        if chosen:
+            path = Path(chosen).expanduser().resolve()
+            path.mkdir(parents=True, exist_ok=True)
+            return path
+        return make_run_dir(reports_root(self.config.rootpath), run_name(self.started_at))
+
+    def _open_junit(self) -> None:
+        """pytest's own junit writer, into the run folder, unless --junitxml already asked."""
+        if self.config.option.xmlpath or xml_key in self.config.stash:
+            return
+        xml = LogXML(
+            str(self.run_dir / JUNIT),
+            self.config.option.junitprefix,
+            self.config.getini("junit_suite_name"),
+            self.config.getini("junit_logging"),
+            self.config.getini("junit_duration_report"),
+            "xunit1",  # per-test <properties> (measured, expected, unit) belong to xunit1
+            self.config.getini("junit_log_passing_tests"),
+        )
+        xml.pytest_sessionstart()
+        self.config.stash[xml_key] = xml
+        self.config.pluginmanager.register(xml)  # junitxml's unconfigure unregisters it
+        self.owns_junit = True
+
+    # -- recording checks ---------------------------------------------------------------------
+
+    def pytest_runtest_logstart(self, nodeid: str) -> None:
+        if nodeid in self.selected_ids:
+            self.current = nodeid
+
+    def pytest_warning_recorded(self, warning_message: Any, when: str, nodeid: str) -> None:
+        if when == "runtest" and nodeid in self.selected_ids:
+            message = warning_message.message
+            self.warnings[nodeid].append(f"{type(message).__name__}: {message}")
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_teardown(self, item: pytest.Item) -> None:
+        """Measured, expected and unit as junit properties, before the teardown report is made."""
+        if self.run_dir is None or item.nodeid not in self.selected_ids:
+            return
+        for name, value in list(item.user_properties):
+            if name == PROPERTY and isinstance(value, dict):
+                item.user_properties.extend(junit_properties(value))
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if self.run_dir is None or report.nodeid not in self.selected_ids:
+            return
+        self.reports[report.nodeid].append(report)
+        if report.when == "teardown":
+            reports = self.reports.pop(report.nodeid)
+            self.checks.append(self._check(reports, self.warnings.pop(report.nodeid, [])))
+            self.current = None
+            self._write()
+
+    def _check(self, reports: list[pytest.TestReport], warnings: list[str]) -> dict[str, Any]:
+        outcome = check_outcome(reports, warnings)
+        path, line, name = reports[-1].location
+        label = name.partition("[")[2].rstrip("]") or None
+        spec = self.target.spec
+        outcome["figures"] = [
+            cert.describe_figure(j, spec, j.get("device") or label) for j in outcome["figures"]
+        ]
+        return {
+            "id": outcome["id"],
+            "name": name,
+            "area": _area(path),
+            "file": path,
+            "line": None if line is None else line + 1,
+            **{k: v for k, v in outcome.items() if k != "id"},
+        }
+
+    def _collect_error(self, report: pytest.CollectReport) -> dict[str, Any]:
+        return {
+            "id": report.nodeid,
+            "name": Path(report.nodeid.split("::")[0]).name,
+            "area": _area(report.nodeid),
+            "file": report.nodeid.split("::")[0],
+            "line": None,
+            "outcome": FAIL,
+            "phase": "collect",
+            "message": "could not be collected: " + failure_message(report),
+            "detail": report.longreprtext[-DETAIL_CHARS:],
+            "duration_s": 0.0,
+            "warnings": [],
+            "figures": [],
+        }
+
+    # -- the end of the run ---------------------------------------------------------------------
+
+    def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo) -> None:
+        if excinfo.type is KeyboardInterrupt:
+            self.interrupted = "interrupted (Ctrl-C / SIGINT)"
+        else:  # pytest's own stop: collection errors, --maxfail, pytest.exit()
+            self.interrupted = f"stopped: {excinfo.value}"
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int):
+        """Before pytest-benchmark saves and junitxml writes: the final certificate and page."""
+        if self.run_dir is not None:
+            self._ask_benchmark_to_save()
+            final = self._write(int(exitstatus), self._final_partial_reason(session))
+            write_html(self.run_dir / HTML, final)
+        result = yield
+        if self.owns_junit and self.run_dir is not None:
+            self._mask_junit()
+        return result
+
+    def _final_partial_reason(self, session: pytest.Session) -> str | None:
+        done, total = len(self.checks), len(self.selected)
+        progress = f"after {done} of {total} checks"
+        if self.interrupted:
+            during = f", during {self.current}" if self.current else ""
+            return f"{self.interrupted} {progress}{during}"
+        if done < total:
+            why = session.shouldfail or session.shouldstop or "the run stopped early"
+            return f"{why} ({progress})"
+        return None
+
+    def _write(self, exit_status: int | None = None, partial_reason: str | None = "") -> dict:
+        if partial_reason == "":
+            partial_reason = (
+                f"run in progress: {len(self.checks)} of {len(self.selected)} checks done when "
+                "this was written (if the run has ended, it was killed or crashed)"
+            )
+        now = dt.datetime.now(dt.timezone.utc)
+        finished = exit_status is not None
+        certificate = cert.build_certificate(
+            run={
+                "id": self.run_dir.name,
+                "command_line": shlex.join(["pytest", *self.config.invocation_params.args]),
+                "args": list(self.config.invocation_params.args),
+                "cwd": str(self.config.invocation_params.dir),
+                "started_at": _iso(self.started_at),
+                "finished_at": _iso(now) if finished else None,
+                "duration_s": round((now - self.started_at).total_seconds(), 2)
+                if finished
+                else None,
+                "report_dir": str(self.run_dir),
+            },
+            target=self.target,
+            checks=self.checks,
+            selected=self.selected,
+            exit_status=exit_status,
+            partial_reason=partial_reason,
+            unmask=self.config.getoption("unmask_serials"),
+        )
+        cert.write_certificate(self.run_dir / cert.FILE_NAME, certificate)
+        self.verdict = certificate["verdict"]
+        return certificate
+
+    def _ask_benchmark_to_save(self) -> None:
+        """pytest-benchmark's run: stored under the class name (for --benchmark-compare) and as
+        benchmark.json in the run folder, unless the user already chose where."""
+        bench = getattr(self.config, "_benchmarksession", None)
+        if bench is None or not any(bench.benchmarks) or self.target.spec is None:
+            return
+        bench.json = bench.json or self.run_dir / BENCHMARK
+        if not (bench.save or bench.autosave):
+            bench.save = self.target.spec.name
+
+    def _mask_junit(self) -> None:
+        path = self.run_dir / JUNIT
+        secrets = secrets_in(self.target.facts.data)
+        if path.exists() and secrets and not self.config.getoption("unmask_serials"):
+            cert.write_atomic(path, masked(path.read_text(encoding="utf-8"), secrets))
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.run_dir is not None:
+            shown = _relative(self.run_dir, self.config.invocation_params.dir)
+            terminalreporter.write_sep(
+                "-", f"rigcheck: verdict {self.verdict} — report in {shown}/ (report.html)"
+            )
+        elif self.deselected:
+            terminalreporter.write_line(
+                f"rigcheck: nothing was checked: -m {self.config.option.markexpr!r} selected none "
+                f"of the {self.deselected} checks in suites/, which is not a pass (exit 5). "
+                "Loosen the -m expression, e.g. just the class: pytest -m CLASS",
+                red=True,
+            )
+
+    def _is_suite_id(self, nodeid: str) -> bool:
+        path = (self.config.rootpath / nodeid.split("::")[0]).resolve()
+        return SUITES_DIR in path.parents
+
+
+def junit_properties(judgement: dict[str, Any]) -> list[tuple[str, Any]]:
+    """One measured figure as flat junit properties a CI system can chart."""
+    ratio = judgement.get("ratio_to_datasheet")
+    return [
+        ("figure", judgement.get("figure")),
+        ("measured", judgement.get("measured")),
+        ("unit", judgement.get("unit")),
+        ("expected", judgement.get("floor")),  # the floor is what the class requires
+        ("verdict", judgement.get("verdict")),
+        ("achievable", judgement.get("achievable")),
+        ("datasheet", judgement.get("datasheet")),
+        ("ratio_to_datasheet", None if ratio is None else round(ratio, 4)),
+    ]
+
+
+def _area(path: str) -> str:
+    parts = Path(path).parts
+    return parts[parts.index("suites") + 1] if "suites" in parts[:-2] else Path(path).parent.name
+
+
+def _iso(moment: dt.datetime) -> str:
+    return moment.isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def _relative(path: Path, base: Path) -> str:
+    try:
+        return str(path.relative_to(base))
+    except ValueError:
+        return str(path)
