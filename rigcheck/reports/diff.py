@@ -1,0 +1,161 @@
+"""`rigcheck diff A B`: what differs between two certificates, and whether it matters.
+
+Noise: a figure moved when it changed by more than its noise, relative to A. The noise is the
+figure's own `noise` when the certificate records one (the measurement's spread), else 5%:
+the spread between healthy GPUs of one node and between runs (see reference/anchors.md #5).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass
+from typing import Any
+
+DEFAULT_NOISE = 0.05
+# Facts that change from one minute to the next on a healthy machine: not a difference.
+VOLATILE_FACTS = (
+    "origin.*",
+    "host.memory_available_bytes",
+    "host.python_executable",
+    "devices.*.memory_free_bytes",
+    "devices.*.temperature_c",
+    "devices.*.power.draw_w",
+    "devices.*.clocks.sm_mhz",
+    "devices.*.clocks.mem_mhz",
+    "devices.*.processes",
+    "devices.*.throttle_reasons",
+    "smoke.*.max_rel_err",
+)
+FACT, FIGURE, VERDICT, RUN = "fact", "figure", "verdict", "run"
+
+
+@dataclass(frozen=True)
+class Change:
+    kind: str  # fact, figure, verdict, run
+    key: str
+    before: Any
+    after: Any
+    note: str = ""
+    matters: bool = True
+
+
+def compare(a: dict[str, Any], b: dict[str, Any], noise: float | None = None) -> list[Change]:
+    """Every difference between certificates A and B, those that matter flagged."""
+    return [
+        *_run_changes(a, b),
+        *fact_changes(a["machine"], b["machine"]),
+        *figure_changes(a, b, noise),
+        *verdict_changes(a, b),
+    ]
+
+
+def _run_changes(a: dict[str, Any], b: dict[str, Any]) -> list[Change]:
+    changes = []
+    for key in ("name", "spec_file", "spec_version"):
+        before, after = a["class"].get(key), b["class"].get(key)
+        if before != after:
+            changes.append(Change(RUN, f"class.{key}", before, after))
+    if a["verdict"] != b["verdict"]:
+        changes.append(Change(RUN, "verdict", a["verdict"], b["verdict"]))
+    for side, cert in (("A", a), ("B", b)):
+        if cert["partial"]:
+            changes.append(Change(RUN, f"{side} is partial", "", cert["partial_reason"]))
+    return changes
+
+
+def fact_changes(a: dict[str, Any], b: dict[str, Any]) -> list[Change]:
+    before, after = dict(flatten(a)), dict(flatten(b))
+    changes = []
+    for key in sorted(set(before) | set(after), key=_natural):
+        if any(fnmatch.fnmatchcase(key, pattern) for pattern in VOLATILE_FACTS):
+            continue
+        old, new = before.get(key, _ABSENT), after.get(key, _ABSENT)
+        if old != new:
+            changes.append(Change(FACT, key, _shown(old), _shown(new), _fact_note(old, new)))
+    return changes
+
+
+def figure_changes(a: dict[str, Any], b: dict[str, Any], noise: float | None) -> list[Change]:
+    before, after = _figures(a), _figures(b)
+    changes = []
+    for key in sorted(set(before) | set(after)):
+        old, new = before.get(key), after.get(key)
+        name = " ".join(part for part in key if part)
+        if old is None or new is None:
+            gone = "not measured in B" if new is None else "not measured in A"
+            changes.append(Change(FIGURE, name, _measured(old), _measured(new), gone))
+            continue
+        changes.append(_moved(name, old, new, noise))
+    return changes
+
+
+def _moved(name: str, old: dict[str, Any], new: dict[str, Any], noise: float | None) -> Change:
+    x, y, unit = old.get("measured"), new.get("measured"), new.get("unit", "")
+    if x is None or y is None or x == 0:
+        return Change(FIGURE, name, _measured(old), _measured(new), "", x != y)
+    band = noise if noise is not None else max(old.get("noise", 0), new.get("noise", 0))
+    band = band or DEFAULT_NOISE
+    change = (y - x) / abs(x)
+    direction = "higher" if change > 0 else "lower"
+    if abs(change) <= band:
+        note = f"{change:+.1%}, within noise (±{band:.0%})"
+        return Change(FIGURE, name, f"{x:,.1f} {unit}", f"{y:,.1f} {unit}", note, False)
+    note = f"{change:+.1%} ({direction}; noise ±{band:.0%})"
+    return Change(FIGURE, name, f"{x:,.1f} {unit}", f"{y:,.1f} {unit}", note)
+
+
+def verdict_changes(a: dict[str, Any], b: dict[str, Any]) -> list[Change]:
+    before = {c["id"]: c for c in a["checks"]}
+    after = {c["id"]: c for c in b["checks"]}
+    changes = []
+    for node_id in [*before, *(i for i in after if i not in before)]:
+        old, new = before.get(node_id), after.get(node_id)
+        was = old["outcome"] if old else "absent" if node_id not in a["not_run"] else "not run"
+        now = new["outcome"] if new else "absent" if node_id not in b["not_run"] else "not run"
+        if was != now:
+            why = (new or old)["message"] or ""
+            changes.append(Change(VERDICT, node_id, was, now, why.splitlines()[0] if why else ""))
+    return changes
+
+
+def _figures(certificate: dict[str, Any]) -> dict[tuple[str, str, str], dict[str, Any]]:
+    return {
+        (check["name"].partition("[")[0], entry["figure"], entry.get("label") or ""): entry
+        for check in certificate["checks"]
+        for entry in check["figures"]
+    }
+
+
+def flatten(node: Any, prefix: str = "") -> list[tuple[str, Any]]:
+    """Dotted paths to leaves; a list of plain values is one leaf, a list of objects is not."""
+    if isinstance(node, dict) and node and "error" not in node:
+        return [kv for k, v in node.items() for kv in flatten(v, f"{prefix}{k}.")]
+    if isinstance(node, list) and node and all(isinstance(v, dict) for v in node):
+        return [kv for i, v in enumerate(node) for kv in flatten(v, f"{prefix}{i}.")]
+    return [(prefix.rstrip("."), node)]
+
+
+_ABSENT = object()
+
+
+def _shown(value: Any) -> Any:
+    return "(absent)" if value is _ABSENT else value
+
+
+def _fact_note(old: Any, new: Any) -> str:
+    if old is _ABSENT:
+        return "only in B"
+    if new is _ABSENT:
+        return "only in A"
+    return ""
+
+
+def _measured(entry: dict[str, Any] | None) -> str:
+    if entry is None or entry.get("measured") is None:
+        return "—"
+    return f"{entry['measured']:,.1f} {entry.get('unit', '')}"
+
+
+def _natural(key: str) -> list[Any]:
+    """devices.10 after devices.9."""
+    return [(0, int(p), "") if p.isdigit() else (1, 0, p) for p in key.split(".")]
