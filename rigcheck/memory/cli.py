@@ -8,6 +8,7 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from fractions import Fraction
+from typing import NoReturn
 
 from rigcheck.errors import RigcheckError
 from rigcheck.memory.activations import ATTENTION, RECOMPUTE
@@ -159,7 +160,15 @@ def add_parser(subparsers: "argparse._SubParsersAction") -> argparse.ArgumentPar
     )
     add_fit_arguments(parser)
     parser.set_defaults(func=run_fit)
+    parser.error = _one_line_error(parser)  # the usage block would bury the one line that matters
     return parser
+
+
+def _one_line_error(parser: argparse.ArgumentParser) -> Callable[[str], NoReturn]:
+    def error(message: str) -> NoReturn:
+        parser.exit(2, f"{parser.prog}: error: {message} (see {parser.prog} --help)\n")
+
+    return error
 
 
 def main(argv: Sequence[str] | None = None) -> int:

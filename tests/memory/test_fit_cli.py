@@ -130,8 +130,9 @@ def test_bad_input_is_one_clear_line_and_exit_2(capsys, argv, message) -> None:
         (["--vram", "80GiB"], "one of the arguments --model --params is required"),
     ],
 )
-def test_unparseable_options_exit_2_with_argparse_usage(capsys, argv, message) -> None:
+def test_unparseable_options_exit_2_with_one_line(capsys, argv, message) -> None:
     with pytest.raises(SystemExit) as exit_info:
         main(["fit", *argv])
     assert exit_info.value.code == 2
-    assert message in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err and err.startswith("rigcheck fit: error: ")
