@@ -16,6 +16,7 @@ from rigcheck.facts.nvml import probe_nvidia
 from rigcheck.facts.probe import CommandRunner, is_error
 from rigcheck.facts.snapshot import SCHEMA_VERSION, Facts
 from rigcheck.facts.software import probe_nvcc, probe_torch_process
+from rigcheck.facts.topology import probe_topology
 
 
 def collect_facts(run: CommandRunner | None = None) -> Facts:
@@ -36,6 +37,7 @@ def collect_facts(run: CommandRunner | None = None) -> Facts:
         },
         "devices": nvidia or _other_devices(run, torch_facts),
         "smoke": torch_side.get("smoke", {}),
+        "topology": probe_topology(),
     }
     data["origin"]["collect_seconds"] = round(time.monotonic() - started, 2)
     return Facts(data)
