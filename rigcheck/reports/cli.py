@@ -41,6 +41,9 @@ def add_parser(subparsers: Any) -> None:
         help=f"how far a figure may move and still be noise, e.g. 5%% (default: each figure's "
         f"recorded noise, else {DEFAULT_NOISE:.0%})",
     )
+    diff.add_argument(
+        "--all", action="store_true", help="also list the figures that moved within their noise"
+    )
     diff.set_defaults(func=run_diff)
 
     report = subparsers.add_parser("report", help="re-render report.html from a certificate")
@@ -56,10 +59,14 @@ def run_diff(args: argparse.Namespace) -> int:
     changes = compare(a, b, args.noise)
     console = Console()
     console.print(f"A: {_describe(a, args.a)}\nB: {_describe(b, args.b)}")
+    shown = changes if args.all else [c for c in changes if c.matters]
     for kind, title in TITLES.items():
-        rows = [c for c in changes if c.kind == kind]
+        rows = [c for c in shown if c.kind == kind]
         if rows:
             console.print(_table(title, rows))
+    quiet = len(changes) - len(shown)
+    if quiet:
+        console.print(f"[dim]{quiet} figures moved within their noise (--all lists them)[/dim]")
     matters = [c for c in changes if c.matters]
     if not matters:
         console.print("[green]no difference that matters[/green]")
@@ -91,9 +98,8 @@ def _table(title: str, rows: list[Change]):
     for change in rows:
         mark = "[red]≠[/red]" if change.matters else "[dim]~[/dim]"
         style = None if change.matters else "dim"
-        table.add_row(
-            mark, change.key, _cell(change.before), _cell(change.after), change.note, style=style
-        )
+        cells = (change.key, change.before, change.after, change.note)
+        table.add_row(mark, *(_cell(c) for c in cells), style=style)
     return table
 
 

@@ -80,7 +80,7 @@ def figure_changes(a: dict[str, Any], b: dict[str, Any], noise: float | None) ->
     changes = []
     for key in sorted(set(before) | set(after)):
         old, new = before.get(key), after.get(key)
-        name = " ".join(part for part in key if part)
+        name = " ".join(part for part in key[1:] if part)
         if old is None or new is None:
             gone = "not measured in B" if new is None else "not measured in A"
             changes.append(Change(FIGURE, name, _measured(old), _measured(new), gone))
@@ -119,6 +119,7 @@ def verdict_changes(a: dict[str, Any], b: dict[str, Any]) -> list[Change]:
 
 
 def _figures(certificate: dict[str, Any]) -> dict[tuple[str, str, str], dict[str, Any]]:
+    """(check, figure, device label) -> the judgement; shown as 'figure label'."""
     return {
         (check["name"].partition("[")[0], entry["figure"], entry.get("label") or ""): entry
         for check in certificate["checks"]

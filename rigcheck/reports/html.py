@@ -205,7 +205,7 @@ def _machine(c: dict[str, Any]) -> str:
         ("CPU", f"{cpu.get('model')}, {cpu.get('cores_physical')} cores"),
         ("memory", _gib(host.get("memory_total_bytes"))),
         ("virtualization", host.get("virtualization")),
-        ("facts from", f"{machine['origin'].get('kind')} ({machine['origin'].get('command')})"),
+        ("facts from", _origin(machine["origin"])),
     ] + [(name, version) for name, version in c["software"].items()]
     table = "".join(f"<tr><th>{escape(k)}</th><td>{_text(v)}</td></tr>" for k, v in rows)
     return (
@@ -218,6 +218,13 @@ def _machine(c: dict[str, Any]) -> str:
         )
         + "</table></details></section>"
     )
+
+
+def _origin(origin: dict[str, Any]) -> str:
+    """'live (pytest -m h100), 2026-11-22T02:14:25+00:00': how the facts were read."""
+    how = [origin.get("command"), origin.get("collected_at"), origin.get("note")]
+    details = ", ".join(str(h) for h in how if h)
+    return f"{origin.get('kind')} ({details})" if details else str(origin.get("kind"))
 
 
 def _devices(devices: Any) -> str:

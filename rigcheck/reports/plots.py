@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from html import escape
 from typing import Any
 
@@ -26,7 +27,8 @@ def figure_chart(entries: list[dict[str, Any]]) -> str:
         rows.append((label, entry.get("measured"), COLOURS.get(entry.get("verdict"), "#555")))
     floor = first.get("floor")
     values = [v for _, v, _ in rows if v is not None] + ([floor] if floor else [])
-    top = max(values, default=1.0) * 1.08 or 1.0
+    step = nice_step(max(values, default=1.0) * 1.02 / 5)
+    top = step * math.ceil(max(values, default=1.0) * 1.02 / step)
     height = TOP + ROW_H * len(rows) + BOTTOM
     unit = escape(str(first.get("unit", "")))
     parts = [
@@ -36,7 +38,7 @@ def figure_chart(entries: list[dict[str, Any]]) -> str:
         f"<title>{escape(first['figure'])}: measured against floor, achievable and datasheet "
         f"({unit})</title>",
     ]
-    parts.append(_axis(height, top))
+    parts.append(_axis(height, top, step))
     for i, (label, value, colour) in enumerate(rows):
         parts.append(_bar(i, label, value, colour, top, unit, first.get("datasheet")))
     if floor:
@@ -57,18 +59,27 @@ def _bar(i, label, value, colour, top, unit, datasheet) -> str:
         return name + f'<text x="{LABEL_W + 4}" y="{text_y}" fill="#c62828">not measured</text>'
     width = _x(value, top) - LABEL_W
     ratio = f" ({value / datasheet:.0%})" if datasheet and label != "datasheet" else ""
+    # Values in their own column, so the floor line never crosses a number.
     return (
         name + f'<rect x="{LABEL_W}" y="{y + (ROW_H - BAR_H) / 2}" width="{width:.1f}" '
         f'height="{BAR_H}" fill="{colour}" rx="2"/>'
-        + f'<text x="{LABEL_W + width + 6:.1f}" y="{text_y}">{_fmt(value)} {unit}{ratio}</text>'
+        + f'<text x="{LABEL_W + PLOT_W + 12}" y="{text_y}">{_fmt(value)} {unit}{ratio}</text>'
     )
 
 
-def _axis(height: float, top: float) -> str:
+def nice_step(raw: float) -> float:
+    """A tick step of 1, 2, 2.5 or 5 times a power of ten, at least `raw`."""
+    if raw <= 0:
+        return 1.0
+    power = 10 ** math.floor(math.log10(raw))
+    return next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw)
+
+
+def _axis(height: float, top: float, step: float) -> str:
     y = height - BOTTOM + 4
     ticks = []
-    for k in range(5):
-        value = top * k / 4
+    for k in range(round(top / step) + 1):
+        value = step * k
         x = _x(value, top)
         ticks.append(
             f'<line x1="{x:.1f}" y1="{TOP}" x2="{x:.1f}" y2="{y}" stroke="#e3e7eb"/>'
@@ -88,6 +99,6 @@ def _floor_line(floor: float, top: float, height: float, unit: str) -> str:
 
 
 def _fmt(value: float) -> str:
-    if value >= 100:
+    if value == 0 or value >= 100:
         return f"{value:,.0f}"
     return f"{value:,.1f}" if value >= 10 else f"{value:,.2f}"
