@@ -109,13 +109,15 @@ def test_nccl_present(facts, spec):
 
 
 def test_flash_attn_imports(facts, spec):
-    expected(spec, "flash_attn")
+    if not expected(spec, "flash_attn"):
+        pytest.skip(f"{spec.name} is not expected to run flash-attn")
     problem = flash_attn_problem(require(facts, "software.flash_attn"), spec)
     assert problem is None, problem
 
 
 def test_flash_attn_forward_runs(facts, spec):
-    expected(spec, "flash_attn")
+    if not expected(spec, "flash_attn"):
+        pytest.skip(f"{spec.name} is not expected to run flash-attn")
     if flash_attn_problem(require(facts, "software.flash_attn"), spec):
         pytest.fail("cannot run: flash-attn does not import (see test_flash_attn_imports)")
     result = require(facts, "smoke.flash_attn_forward")
