@@ -27,7 +27,7 @@ def check_outcome(
 ) -> dict[str, Any]:
     """Fold one test's setup/call/teardown reports into the certificate's check entry."""
     reports = list(reports)
-    warnings = [w for w in warnings if not any(i in w for i in IGNORED_WARNINGS)]
+    warnings = [w for w in warnings if counts_as_warning(w)]
     last = reports[-1]
     figures = judgements(last) or [j for r in reports for j in judgements(r)]
     outcome, phase, message, detail = _fold(reports, figures, warnings)
@@ -62,6 +62,22 @@ def _fold(reports, figures, warnings) -> tuple[str, str | None, str | None, str 
     if warnings or any(j.get("verdict") == WARN for j in figures):
         return WARN, "call", "; ".join(reasons + warnings), None
     return PASS, None, "; ".join(reasons) or None, None
+
+
+def counts_as_warning(text: str) -> bool:
+    return not any(ignored in text for ignored in IGNORED_WARNINGS)
+
+
+def with_warning(check: dict[str, Any], text: str) -> None:
+    """A warning pytest reports after the check's last report (it does, from its warnings
+    plugin): a pass becomes a warn, other outcomes keep theirs."""
+    if not counts_as_warning(text):
+        return
+    check["warnings"].append(text)
+    if check["outcome"] == PASS:
+        check["outcome"] = WARN
+        check["phase"] = "call"
+        check["message"] = "; ".join(filter(None, [check["message"], text]))
 
 
 def failure_message(report: pytest.TestReport) -> str:

@@ -21,7 +21,7 @@ from rigcheck.reports import certificate as cert
 from rigcheck.reports.html import write_html
 from rigcheck.reports.location import make_run_dir, reports_root, run_name
 from rigcheck.reports.masking import masked, secrets_in
-from rigcheck.reports.outcome import DETAIL_CHARS, check_outcome, failure_message
+from rigcheck.reports.outcome import DETAIL_CHARS, check_outcome, failure_message, with_warning
 from rigcheck.verdict import FAIL, PROPERTY
 
 JUNIT, HTML, BENCHMARK = "junit.xml", "report.html", "benchmark.json"
@@ -37,6 +37,7 @@ class ReportSession:
         self.selected: list[str] = []
         self.selected_ids: set[str] = set()
         self.checks: list[dict[str, Any]] = []
+        self.done: dict[str, dict[str, Any]] = {}  # the same checks, by node id
         self.collect_errors: list[dict[str, Any]] = []
         self.deselected = 0
         self.reports: dict[str, list[pytest.TestReport]] = defaultdict(list)
@@ -111,9 +112,15 @@ class ReportSession:
             self.current = nodeid
 
     def pytest_warning_recorded(self, warning_message: Any, when: str, nodeid: str) -> None:
-        if when == "runtest" and nodeid in self.selected_ids:
-            message = warning_message.message
-            self.warnings[nodeid].append(f"{type(message).__name__}: {message}")
+        if when != "runtest" or nodeid not in self.selected_ids:
+            return
+        message = warning_message.message
+        text = f"{type(message).__name__}: {message}"
+        done = self.done.get(nodeid)
+        if done is None:
+            self.warnings[nodeid].append(text)
+        else:  # pytest reports a check's warnings after its teardown report
+            with_warning(done, text)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_teardown(self, item: pytest.Item) -> None:
@@ -130,7 +137,9 @@ class ReportSession:
         self.reports[report.nodeid].append(report)
         if report.when == "teardown":
             reports = self.reports.pop(report.nodeid)
-            self.checks.append(self._check(reports, self.warnings.pop(report.nodeid, [])))
+            check = self._check(reports, self.warnings.pop(report.nodeid, []))
+            self.checks.append(check)
+            self.done[check["id"]] = check
             self.current = None
             self._write()
 
