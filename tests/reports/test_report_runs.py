@@ -21,14 +21,6 @@ FIGURE = {
 }
 
 
-@pytest.fixture(scope="module")
-def cpu_run(tmp_path_factory, cpu_snapshot):
-    """One finished cpu-class run, replayed on this machine's facts, into its own folder."""
-    out = tmp_path_factory.mktemp("cpu-run") / "report"
-    result = run_suites(out.parent, "-m", "cpu", f"--facts={cpu_snapshot}", f"--report-dir={out}")
-    return result, out
-
-
 def test_a_cpu_run_writes_junit_certificate_and_page(cpu_run):
     result, out = cpu_run
     assert result.returncode == 0, result.stdout + result.stderr
