@@ -127,34 +127,49 @@ def diagnose(
 
 
 def _behind_or_stuck(waiting, progress, finished, stopped_at, label) -> list[str]:
+    """The unfinished ranks: whose heartbeat stopped, or who is behind the rest, comes first."""
     if not waiting:
         return []
+    end = stopped_at or max(p["heartbeat_at"] for p in progress.values())
+    stale = [r for r in waiting if end - progress[r]["heartbeat_at"] > STALE_AFTER_S]
     lowest = min(progress[r]["stage_index"] for r in waiting)
     behind = [r for r in waiting if progress[r]["stage_index"] == lowest]
     ahead = [r for r in waiting if progress[r]["stage_index"] > lowest]
-    end = stopped_at or max(p["heartbeat_at"] for p in progress.values())
+    culprits = stale or (behind if ahead or finished else [])
+    if not culprits:
+        where = describe(progress[waiting[0]])
+        return [
+            f"ranks {rank_list(waiting)} all stuck at {where}, all alive: a collective that "
+            "never completed rather than one slow rank; rerun with NCCL_DEBUG=INFO to see "
+            "where NCCL waits"
+        ]
     lines = []
-    for r in behind:
+    for r in culprits:
         entry = progress[r]
         silent = end - entry["heartbeat_at"]
-        alive = (
+        state = (
             f"its heartbeat stopped {silent:.0f} s before the end (the process hung or died)"
-            if silent > STALE_AFTER_S
-            else f"alive, in that stage for {end - entry['stage_started_at']:.0f} s"
+            if r in stale
+            else f"alive, {end - entry['stage_started_at']:.0f} s in that stage"
         )
-        if ahead:
-            where = ", ".join(sorted({describe(progress[a]) for a in ahead}))
-            others = f"{len(ahead)} other rank(s) had moved on to {where} and waited for it"
-        elif finished:
-            others = f"{len(finished)} other rank(s) ended"
-        else:
-            others = ""
-        verb = "did not answer" if others else "stuck"
-        line = f"{label(r)} {verb}: last at {describe(entry)}, {alive}"
-        lines.append(f"{line}; {others}" if others else line)
-    if not ahead and len(behind) > 1:
-        lines.append(
-            "every unfinished rank is in the same stage: a collective that never completed "
-            "rather than one slow rank; rerun with NCCL_DEBUG=INFO to see where NCCL waits"
-        )
+        lines.append(f"{label(r)} did not answer: last at {describe(entry)}, {state}")
+    others = [r for r in waiting if r not in culprits]
+    if others:
+        where = ", ".join(sorted({describe(progress[r]) for r in others}))
+        lines.append(f"ranks {rank_list(others)} waited for it at {where}")
+    elif finished:
+        lines.append(f"the other {len(finished)} rank(s) ended")
     return lines
+
+
+def rank_list(ranks: list[int]) -> str:
+    """[0, 1, 2, 3, 4, 6, 7] -> '0-4, 6, 7'."""
+    runs: list[list[int]] = []
+    for r in sorted(ranks):
+        if runs and r == runs[-1][1] + 1:
+            runs[-1][1] = r
+        else:
+            runs.append([r, r])
+    return ", ".join(
+        f"{a}" if a == b else f"{a}-{b}" if b > a + 1 else f"{a}, {b}" for a, b in runs
+    )
