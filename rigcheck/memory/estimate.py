@@ -2,7 +2,7 @@
 
 from dataclasses import dataclass, fields, replace
 
-from rigcheck.memory.activations import ActivationConfig, activation_bytes
+from rigcheck.memory.activations import ATTENTION, RECOMPUTE, ActivationConfig, activation_bytes
 from rigcheck.memory.architecture import Architecture, TensorGroup, tensor_groups
 from rigcheck.memory.errors import ConfigError
 from rigcheck.memory.inference import inference_activation_bytes, kv_cache_bytes, kv_element_bytes
@@ -56,6 +56,8 @@ def _validate(job: Job) -> None:
             raise ConfigError(f"--{name} must be >= 1, got {getattr(job, name)}")
     if job.zero not in (0, 1, 2, 3):
         raise ConfigError(f"--zero must be 0, 1, 2 or 3, got {job.zero}")
+    if job.checkpointing not in RECOMPUTE or job.attention not in ATTENTION:
+        raise ConfigError(f"--checkpointing in {RECOMPUTE}, --attention in {ATTENTION}")
     if job.overhead_bytes < 0:
         raise ConfigError(f"--overhead must be >= 0 bytes, got {job.overhead_bytes}")
     if job.method != "full" and job.lora_rank < 1:

@@ -62,10 +62,10 @@ def write_json(tmp_path):
     return write
 
 
-def run_check(pytester, *args):
-    return pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", "-p", "rigcheck.memory.plugin", "-rsf", *args, CHECK
-    )
+def run_check(pytester, *args, live: bool = False):
+    """A real pytest run of the check; in a subprocess when it collects this machine's facts."""
+    run = pytester.runpytest_subprocess if live else pytester.runpytest_inprocess
+    return run("-p", "no:cacheprovider", "-p", "rigcheck.memory.plugin", "-rsf", *args, CHECK)
 
 
 def test_without_plan_the_check_skips_and_says_how(pytester, write_json) -> None:
@@ -76,12 +76,14 @@ def test_without_plan_the_check_skips_and_says_how(pytester, write_json) -> None
 
 
 def test_small_plan_fits_the_cpu_class_live(pytester, write_json) -> None:
-    result = run_check(pytester, "-m", "cpu", f"--plan={write_json('plan.json', SMALL)}")
+    result = run_check(pytester, "-m", "cpu", f"--plan={write_json('plan.json', SMALL)}", live=True)
     result.assert_outcomes(passed=1)
 
 
-def test_huge_plan_fails_on_the_cpu_class_live_with_the_figures(pytester, write_json) -> None:
-    result = run_check(pytester, "-m", "cpu", f"--plan={write_json('plan.json', HUGE)}")
+def test_huge_plan_fails_on_the_cpu_class_with_the_figures(pytester, write_json) -> None:
+    snapshot = write_json("cpu.json", synthetic_snapshot(load_spec("cpu")))
+    plan = write_json("plan.json", HUGE)
+    result = run_check(pytester, "-m", "cpu", f"--facts={snapshot}", f"--plan={plan}")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         ["*host memory: needs * GiB (* GB), free * GiB (* GB), headroom -*"]
