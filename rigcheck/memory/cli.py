@@ -70,7 +70,9 @@ def add_fit_arguments(parser: argparse.ArgumentParser) -> None:
     job.add_argument("--precision", choices=list(PRECISIONS), default="bf16-mixed")
     job.add_argument("--optimizer", choices=OPTIMIZERS, default="adamw")
     job.add_argument("--zero", type=int, choices=(0, 1, 2, 3), default=0, help="0 = DDP")
-    job.add_argument("--gpus", type=int, default=1, help="data-parallel GPUs (default 1)")
+    job.add_argument(
+        "--gpus", type=int, default=1, help="data-parallel GPUs; inference splits over them"
+    )
     job.add_argument("--offload-optimizer", action="store_true", help="master + state on host")
     job.add_argument("--batch", type=int, default=1, help="micro-batch per GPU (default 1)")
     job.add_argument("--seq", type=int, default=2048, help="tokens per sequence (default 2048)")
@@ -128,6 +130,7 @@ def fit_report(args: argparse.Namespace, job: Job, result: Estimate, device: int
     out = result.as_dict()
     out.update(device_bytes=device, fits=result.total_bytes <= device)
     out["headroom_bytes"] = device - result.total_bytes
+    out["convention"] = PRECISIONS[job.precision].convention
     out["job"] = {k: v for k, v in vars(args).items() if k not in ("func", "json")}
     if isinstance(job.lora_targets, tuple):
         out["job"]["lora_targets"] = list(job.lora_targets)

@@ -25,14 +25,17 @@ class Precision:
     master_bytes: int  # an fp32 copy the optimizer steps; 0 when it steps the weights themselves
     state_bytes: int  # optimizer moments, in the dtype of the tensors the optimizer steps
     activation_bytes: int  # saved activations (autocast computes in 16 bit)
+    convention: str  # whose layout this is, for reports
 
 
+_TORCH = "torch.optim: one copy, optimizer state in the parameters' dtype"
+_ZERO = "ZeRO paper 3.1: 16-bit weights and grads, fp32 master weights and optimizer state"
 PRECISIONS: dict[str, Precision] = {
-    "fp32": Precision("fp32", 4, 4, 0, 4, 4),
-    "bf16": Precision("bf16", 2, 2, 0, 2, 2),
-    "fp16": Precision("fp16", 2, 2, 0, 2, 2),
-    "bf16-mixed": Precision("bf16-mixed", 2, 2, 4, 4, 2),
-    "fp16-mixed": Precision("fp16-mixed", 2, 2, 4, 4, 2),
+    "fp32": Precision("fp32", 4, 4, 0, 4, 4, _TORCH),
+    "bf16": Precision("bf16", 2, 2, 0, 2, 2, _TORCH),
+    "fp16": Precision("fp16", 2, 2, 0, 2, 2, _TORCH),
+    "bf16-mixed": Precision("bf16-mixed", 2, 2, 4, 4, 2, _ZERO),
+    "fp16-mixed": Precision("fp16-mixed", 2, 2, 4, 4, 2, _ZERO),
 }
 
 

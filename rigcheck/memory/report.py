@@ -47,6 +47,7 @@ def print_table(report: dict, console: Console | None = None) -> None:
     """Print the table, the notes that qualify it, and the verdict."""
     console = console or Console()
     console.print(parts_table(report))
+    console.print(f"precision layout: {report['convention']}")
     if not report["activations_modelled"]:
         console.print("note: activations not modelled: --params gives no shapes; use --model")
     if report["host_bytes"]:

@@ -1,6 +1,8 @@
 """`rigcheck fit`: its options, its JSON, the exit status of the verdict, errors for bad input."""
 
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -136,3 +138,21 @@ def test_unparseable_options_exit_2_with_one_line(capsys, argv, message) -> None
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err and err.startswith("rigcheck fit: error: ")
+
+
+def test_json_names_the_precision_convention(capsys) -> None:
+    _, report = fit_json(capsys, "--params", "1B", "--precision", "bf16-mixed", "--vram", "80GiB")
+    assert report["convention"].startswith("ZeRO paper 3.1")
+    _, report = fit_json(capsys, "--params", "1B", "--precision", "bf16", "--vram", "80GiB")
+    assert report["convention"].startswith("torch.optim")
+
+
+def test_the_rigcheck_command_runs_fit() -> None:
+    from rigcheck import cli
+
+    if "rigcheck.memory.cli" not in cli.SUBCOMMAND_MODULES:
+        pytest.skip("rigcheck/cli.py does not list rigcheck.memory.cli in SUBCOMMAND_MODULES yet")
+    argv = [sys.executable, "-m", "rigcheck", "fit", "--model", "gpt2", "--vram", "80GiB", "--json"]
+    result = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["params"] == PUBLISHED_PARAMS["gpt2"]
