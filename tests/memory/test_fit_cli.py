@@ -6,7 +6,8 @@ import sys
 
 import pytest
 
-from rigcheck.memory.cli import main
+from rigcheck.memory.cli import main, parse_count
+from rigcheck.memory.errors import ConfigError
 from rigcheck.memory.presets import PUBLISHED_PARAMS
 from rigcheck.memory.units import GB
 
@@ -156,3 +157,18 @@ def test_the_rigcheck_command_runs_fit() -> None:
     result = subprocess.run(argv, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["params"] == PUBLISHED_PARAMS["gpt2"]
+
+
+@pytest.mark.parametrize(
+    ("text", "count"),
+    [("6738415616", 6_738_415_616), ("7.5e9", 7_500_000_000), ("7.5B", 7_500_000_000),
+     ("350M", 350_000_000), ("1_000", 1000)],
+)  # fmt: skip
+def test_parse_count(text: str, count: int) -> None:
+    assert parse_count(text) == count
+
+
+@pytest.mark.parametrize("text", ["0", "-5", "1.5", "7X", "e9", "nan", ""])
+def test_parse_count_refuses(text: str) -> None:
+    with pytest.raises(ConfigError, match="parameter count"):
+        parse_count(text)
