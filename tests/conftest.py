@@ -1,4 +1,4 @@
-"""Hypothesis profiles for the self-tests: `default` locally; `ci`, fixed seed and bounded, on CI."""
+"""Hypothesis profiles for the self-tests: `default` locally, `ci` (fixed seed, bounded) on CI."""
 
 import os
 
