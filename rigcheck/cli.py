@@ -14,7 +14,7 @@ from rigcheck.facts import collect_facts, load_facts
 from rigcheck.spec import load_all
 
 # Modules that add their own subcommands through add_parser(subparsers).
-SUBCOMMAND_MODULES: list[str] = ["rigcheck.reports.cli"]  # rigcheck.memory.cli joins when it lands
+SUBCOMMAND_MODULES = ["rigcheck.memory.cli", "rigcheck.reports.cli"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

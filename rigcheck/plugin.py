@@ -16,6 +16,13 @@ from rigcheck.errors import FactsError, SpecError, UnknownClassError
 from rigcheck.facts import Facts, collect_facts, load_facts
 from rigcheck.spec import Spec, load_all
 
+# Each area's own plugin (options, fixtures, hooks), loaded with this one.
+pytest_plugins = [
+    "rigcheck.reports.plugin",
+    "rigcheck.memory.plugin",
+    "rigcheck.distributed.plugin",
+]
+
 SUITES_DIR = Path(__file__).resolve().parent.parent / "suites"
 SUITE_MARKERS = {
     "facts": "fact checks: what the machine is (fast, no kernels beyond smoke tests)",
