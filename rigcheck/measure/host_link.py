@@ -1,0 +1,63 @@
+"""Host-device copies over PCIe (or the host link): pinned memory judged, pageable reported.
+
+Bytes are counted once: what crosses the link. A pinned copy is what the DMA engines do at
+full speed; a pageable copy goes through a staging buffer and mostly measures the host, so it
+is reported next to the pinned figure (details["pageable_gbps"]) and never judged. 512 MiB
+per copy, as nvbandwidth uses.
+"""
+
+from __future__ import annotations
+
+from rigcheck.measure.device import MeasuredDevice
+from rigcheck.measure.measurement import Measurement, rates
+from rigcheck.measure.timing import Plan, Timer
+
+MIB = 2**20
+COPY_BYTES = 512 * MIB
+PLAN = Plan(rounds=8, warmup_rounds=2, round_s=0.05)
+PAGEABLE_PLAN = Plan(rounds=3, warmup_rounds=1, round_s=0.05)
+
+
+def h2d_pinned_gbps(device: MeasuredDevice, timer: Timer) -> Measurement:
+    return _link(device, timer, "h2d")
+
+
+def d2h_pinned_gbps(device: MeasuredDevice, timer: Timer) -> Measurement:
+    return _link(device, timer, "d2h")
+
+
+def _link(device: MeasuredDevice, timer: Timer, direction: str) -> Measurement:
+    import torch
+
+    pinned = torch.empty(COPY_BYTES, dtype=torch.uint8, pin_memory=True).random_(1, 256)
+    pageable = pinned.clone()
+    on_device = torch.empty(COPY_BYTES, dtype=torch.uint8, device=timer.device).random_(1, 256)
+
+    def copy(host, non_blocking):
+        if direction == "h2d":
+            return lambda: on_device.copy_(host, non_blocking=non_blocking)
+        return lambda: host.copy_(on_device, non_blocking=non_blocking)
+
+    timing = timer.time(copy(pinned, True), PLAN, headline=True)
+    pageable_timing = timer.time(copy(pageable, False), PAGEABLE_PLAN)
+    if not torch.equal(pinned[-4096:], on_device[-4096:].cpu()):
+        raise AssertionError(f"the {direction} copy did not deliver the bytes it was given")
+    gb = COPY_BYTES / 1e9
+    median, best = rates(gb, timing.per_call_s)
+    way = "host to device" if direction == "h2d" else "device to host"
+    return Measurement(
+        key=f"{direction}_pinned_gbps",
+        device=device.label,
+        value=median,
+        best=best,
+        unit="GB/s",
+        definition=f"{COPY_BYTES // MIB} MiB {way} from pinned memory (non_blocking copy_), "
+        "bytes counted once, GB = 10^9 bytes",
+        samples_s=timing.per_call_s,
+        details={
+            "copy_bytes": COPY_BYTES,
+            "calls_per_round": timing.calls_per_round,
+            "pageable_gbps": round(rates(gb, pageable_timing.per_call_s)[0], 3),
+            "stored_by_pytest_benchmark": timing.stored,
+        },
+    )

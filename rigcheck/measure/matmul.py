@@ -1,0 +1,181 @@
+"""Matrix-multiply throughput: TFLOP/s = 2*m*n*k / time, the method of stas00's mamf-finder.
+
+Random inputs (never zeros), warm-up excluded, each call writes the whole output (out=),
+the output is poisoned with NaN before the timed rounds and checked after them, and the
+result is compared with a float64 reference, so a fast wrong kernel fails. A few large
+shapes are swept briefly; the fastest is timed again for the judged figure (its median) and
+its best round.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from rigcheck.measure.device import MeasuredDevice
+from rigcheck.measure.measurement import Measurement, rates
+from rigcheck.measure.timing import Plan, Timer
+
+PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "fp8")
+# Largest acceptable ||out - ref|| / ||ref|| against float64 on the same (rounded) inputs.
+# fp32 lands near 1e-6 and tf32 near 3e-4; half-precision outputs round at ~2e-3.
+TOLERANCE = {"fp32": 1e-4, "tf32": 5e-3, "fp16": 2e-2, "bf16": 2e-2, "fp8": 2e-2}
+CHECK_ROWS = 64  # rows and columns of the output compared with the float64 reference
+
+
+@dataclass(frozen=True)
+class MatmulPlan:
+    shapes: tuple[tuple[int, int, int], ...]  # (m, n, k)
+    sweep: Plan  # brief timing of every shape, to pick the fastest
+    headline: Plan  # the timing that is judged and stored
+
+
+_GPU = MatmulPlan(
+    shapes=((4096, 4096, 4096), (6144, 6144, 6144), (8192, 8192, 8192), (16384, 8192, 4096)),
+    sweep=Plan(rounds=3, warmup_rounds=1, round_s=0.02),
+    headline=Plan(rounds=10, warmup_rounds=2, round_s=0.025),
+)
+PLANS = {
+    "cuda": _GPU,
+    "rocm": _GPU,
+    "mps": MatmulPlan(
+        shapes=((2048, 2048, 2048), (4096, 4096, 4096)),
+        sweep=Plan(rounds=3, warmup_rounds=1, round_s=0.02),
+        headline=Plan(rounds=10, warmup_rounds=2, round_s=0.05),
+    ),
+    # Small enough for a 2-core CI machine to finish in seconds; large enough to leave the caches.
+    "cpu": MatmulPlan(
+        shapes=((1024, 1024, 1024), (1536, 1536, 1536)),
+        sweep=Plan(rounds=2, warmup_rounds=0, round_s=0.1),
+        headline=Plan(rounds=5, warmup_rounds=1, round_s=0.2),
+    ),
+}
+
+
+@dataclass
+class Operands:
+    a: Any
+    b: Any
+    out: Any
+    call: Callable[[], Any]
+
+
+def matmul_tflops(device: MeasuredDevice, timer: Timer, precision: str) -> Measurement:
+    """The matmul figure of one precision on one device."""
+    plan = PLANS[device.backend]
+    with _float32_mode(precision):
+        sweep = {}
+        if len(plan.shapes) > 1:
+            for shape in plan.shapes:
+                ops = _operands(precision, shape, timer.device)
+                timing = timer.time(ops.call, plan.sweep)
+                sweep[shape] = rates(_tflop(shape), timing.per_call_s)[0]
+                del ops
+        shape = max(sweep, key=sweep.get) if sweep else plan.shapes[0]
+        ops = _operands(precision, shape, timer.device)
+        ops.out.fill_(float("nan"))
+        timing = timer.time(ops.call, plan.headline, headline=True)
+        error = _relative_error(ops, precision)
+    median, best = rates(_tflop(shape), timing.per_call_s)
+    m, n, k = shape
+    return Measurement(
+        key=f"matmul_{precision}_tflops",
+        device=device.label,
+        value=median,
+        best=best,
+        unit="TFLOP/s",
+        definition=f"2*m*n*k / median time per call; {m}x{n}x{k} {_describe(precision)}",
+        samples_s=timing.per_call_s,
+        details={
+            "shape": list(shape),
+            "precision": precision,
+            "calls_per_round": timing.calls_per_round,
+            "sweep_tflops": {"x".join(map(str, s)): round(v, 3) for s, v in sweep.items()},
+            "relative_error": error,
+            "stored_by_pytest_benchmark": timing.stored,
+        },
+    )
+
+
+def _tflop(shape: tuple[int, int, int]) -> float:
+    m, n, k = shape
+    return 2 * m * n * k / 1e12
+
+
+def _describe(precision: str) -> str:
+    return {
+        "fp32": "float32, TF32 disabled (float32_matmul_precision 'highest')",
+        "tf32": "float32 inputs with TF32 tensor cores (float32_matmul_precision 'high')",
+        "fp16": "float16 in and out (fp32 accumulate)",
+        "bf16": "bfloat16 in and out (fp32 accumulate)",
+        "fp8": "torch._scaled_mm e4m3 x e4m3 -> bf16, per-tensor scales, use_fast_accum=True",
+    }[precision]
+
+
+@contextlib.contextmanager
+def _float32_mode(precision: str):
+    """TF32 off for fp32, on for tf32; the process's setting is restored afterwards."""
+    import torch
+
+    before = torch.get_float32_matmul_precision()
+    if precision in ("fp32", "tf32"):
+        torch.set_float32_matmul_precision("highest" if precision == "fp32" else "high")
+    try:
+        yield
+    finally:
+        torch.set_float32_matmul_precision(before)
+
+
+def _operands(precision: str, shape: tuple[int, int, int], device) -> Operands:
+    import torch
+
+    m, n, k = shape
+    if precision == "fp8":
+        fp8 = fp8_dtype(device)
+        a = torch.randn(m, k, device=device).to(fp8)
+        b = torch.randn(n, k, device=device).to(fp8).t()  # column-major, as _scaled_mm requires
+        one = torch.ones((), device=device, dtype=torch.float32)
+        out = torch.empty(m, n, device=device, dtype=torch.bfloat16)
+        return Operands(a, b, out, lambda: _scaled_mm(torch, a, b, one, out))
+    dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}.get(precision, torch.float32)
+    a = torch.randn(m, k, device=device, dtype=dtype)
+    b = torch.randn(k, n, device=device, dtype=dtype)
+    out = torch.empty(m, n, device=device, dtype=dtype)
+    return Operands(a, b, out, lambda: torch.mm(a, b, out=out))
+
+
+def _scaled_mm(torch, a, b, one, out):
+    return torch._scaled_mm(
+        a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16, use_fast_accum=True, out=out
+    )
+
+
+def fp8_dtype(device):
+    """e4m3: the fnuz variant on MI300 (gfx94x), the OCP one elsewhere."""
+    import torch
+
+    if device.type == "cuda" and torch.version.hip:
+        arch = torch.cuda.get_device_properties(device).gcnArchName
+        if "gfx94" in arch:
+            return torch.float8_e4m3fnuz
+    return torch.float8_e4m3fn
+
+
+def _relative_error(ops: Operands, precision: str) -> float:
+    """||out - ref|| / ||ref|| on a corner of the output, ref in float64 on the CPU."""
+    import torch
+
+    r = CHECK_ROWS
+    out = ops.out[:r, :r].float().cpu().double()
+    if torch.isnan(ops.out).any():
+        raise AssertionError("the matmul left NaN in its output: some calls did not write it")
+    ref = ops.a[:r].float().cpu().double() @ ops.b[:, :r].float().cpu().double()
+    error = ((out - ref).norm() / ref.norm()).item()
+    if not error <= TOLERANCE[precision]:
+        raise AssertionError(
+            f"{precision} matmul gives wrong results: relative error {error:.2e} against float64 "
+            f"(tolerance {TOLERANCE[precision]:.0e}); a fast wrong kernel is not a pass"
+        )
+    return error
