@@ -51,7 +51,8 @@ def test_compute_capability(facts, spec, devices):
     assert not other, f"expected compute capability {want}, found {'; '.join(other)}"
 
 
-def test_fp8_matmul_runs(facts, spec):
+def test_fp8_matmul_runs(facts, spec, devices):
+    """Per device, so it waits on the `devices` fixture: a wrong product is identity's failure."""
     needs_backend(spec, "cuda")
     if not expected(spec, "fp8"):
         pytest.skip(f"{spec.title} has no fp8 tensor cores")
