@@ -52,7 +52,9 @@ def _fold(reports, figures, warnings) -> tuple[str, str | None, str | None, str 
         if hasattr(skipped, "wasxfail"):
             return XFAIL, skipped.when, _xfail_reason(skipped.wasxfail), None
         return SKIP, skipped.when, skip_reason(skipped), None
-    call = next((r for r in reports if r.when == "call"), reports[-1])
+    call = next((r for r in reversed(reports) if r.when == "call"), None)
+    if call is None:  # fail closed: a check whose body never ran has not passed
+        return FAIL, None, "the check did not run (no call phase reported)", None
     if hasattr(call, "wasxfail"):
         return WARN, "call", f"passed although marked xfail ({_xfail_reason(call.wasxfail)})", None
     reasons = [f"{j['figure']}: {j['reason']}" for j in figures]

@@ -37,6 +37,14 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(session, "rigcheck-reports-session")
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    """Measured figures as junit properties; here, not in the session, so xdist workers do it."""
+    from rigcheck.reports.junit import add_figure_properties
+
+    add_figure_properties(item)
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     session = config.stash.get(SESSION_KEY, None)
     if session is not None:

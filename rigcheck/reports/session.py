@@ -14,15 +14,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _pytest.junitxml import LogXML, xml_key
 
 from rigcheck.plugin import SUITES_DIR, is_suite_item, resolve_target
 from rigcheck.reports import certificate as cert
 from rigcheck.reports.html import write_html
+from rigcheck.reports.junit import open_junit
 from rigcheck.reports.location import make_run_dir, reports_root, run_name
 from rigcheck.reports.masking import masked, secrets_in
 from rigcheck.reports.outcome import DETAIL_CHARS, check_outcome, failure_message, with_warning
-from rigcheck.verdict import FAIL, PROPERTY
+from rigcheck.verdict import FAIL
 
 JUNIT, HTML, BENCHMARK = "junit.xml", "report.html", "benchmark.json"
 
@@ -59,8 +59,8 @@ class ReportSession:
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         ids = [item.nodeid for item in session.items if is_suite_item(item)]
-        if not self.config.option.collectonly:
-            self._start(ids)
+        if not (self.config.option.collectonly or self.config.option.setuponly):
+            self._start(ids)  # --setup-only/--setup-plan run no check: no verdict to report
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
@@ -76,7 +76,7 @@ class ReportSession:
         self.selected_ids = set(self.selected)
         self.checks = list(self.collect_errors)
         self.run_dir = self._make_run_dir()
-        self._open_junit()
+        self.owns_junit = open_junit(self.config, self.run_dir / JUNIT)
         self._write()
 
     def _make_run_dir(self) -> Path:
@@ -86,24 +86,6 @@ class ReportSession:
             path.mkdir(parents=True, exist_ok=True)
             return path
         return make_run_dir(reports_root(self.config.rootpath), run_name(self.started_at))
-
-    def _open_junit(self) -> None:
-        """pytest's own junit writer, into the run folder, unless --junitxml already asked."""
-        if self.config.option.xmlpath or xml_key in self.config.stash:
-            return
-        xml = LogXML(
-            str(self.run_dir / JUNIT),
-            self.config.option.junitprefix,
-            self.config.getini("junit_suite_name"),
-            self.config.getini("junit_logging"),
-            self.config.getini("junit_duration_report"),
-            "xunit1",  # per-test <properties> (measured, expected, unit) belong to xunit1
-            self.config.getini("junit_log_passing_tests"),
-        )
-        xml.pytest_sessionstart()
-        self.config.stash[xml_key] = xml
-        self.config.pluginmanager.register(xml)  # junitxml's unconfigure unregisters it
-        self.owns_junit = True
 
     # -- recording checks ---------------------------------------------------------------------
 
@@ -121,15 +103,6 @@ class ReportSession:
             self.warnings[nodeid].append(text)
         else:  # pytest reports a check's warnings after its teardown report
             with_warning(done, text)
-
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_runtest_teardown(self, item: pytest.Item) -> None:
-        """Measured, expected and unit as junit properties, before the teardown report is made."""
-        if self.run_dir is None or item.nodeid not in self.selected_ids:
-            return
-        for name, value in list(item.user_properties):
-            if name == PROPERTY and isinstance(value, dict):
-                item.user_properties.extend(junit_properties(value))
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if self.run_dir is None or report.nodeid not in self.selected_ids:
@@ -240,14 +213,11 @@ class ReportSession:
         return certificate
 
     def _ask_benchmark_to_save(self) -> None:
-        """pytest-benchmark's run: stored under the class name (for --benchmark-compare) and as
-        benchmark.json in the run folder, unless the user already chose where."""
+        """pytest-benchmark's data for this run as benchmark.json in the run folder (storing it
+        for --benchmark-compare is rigcheck.measure.plugin's), unless --benchmark-json chose."""
         bench = getattr(self.config, "_benchmarksession", None)
-        if bench is None or not any(bench.benchmarks) or self.target.spec is None:
-            return
-        bench.json = bench.json or self.run_dir / BENCHMARK
-        if not (bench.save or bench.autosave):
-            bench.save = self.target.spec.name
+        if bench is not None and any(bench.benchmarks) and not bench.json:
+            bench.json = self.run_dir / BENCHMARK
 
     def _mask_junit(self) -> None:
         path = self.run_dir / JUNIT
@@ -272,21 +242,6 @@ class ReportSession:
     def _is_suite_id(self, nodeid: str) -> bool:
         path = (self.config.rootpath / nodeid.split("::")[0]).resolve()
         return SUITES_DIR in path.parents
-
-
-def junit_properties(judgement: dict[str, Any]) -> list[tuple[str, Any]]:
-    """One measured figure as flat junit properties a CI system can chart."""
-    ratio = judgement.get("ratio_to_datasheet")
-    return [
-        ("figure", judgement.get("figure")),
-        ("measured", judgement.get("measured")),
-        ("unit", judgement.get("unit")),
-        ("expected", judgement.get("floor")),  # the floor is what the class requires
-        ("verdict", judgement.get("verdict")),
-        ("achievable", judgement.get("achievable")),
-        ("datasheet", judgement.get("datasheet")),
-        ("ratio_to_datasheet", None if ratio is None else round(ratio, 4)),
-    ]
 
 
 def _area(path: str) -> str:

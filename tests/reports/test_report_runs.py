@@ -74,6 +74,13 @@ def test_a_measured_warning_and_an_emitted_warning_make_warn(tmp_path, cpu_snaps
     assert "CONFORMS, WITH WARNINGS" in page
 
 
+def run_folders(root) -> list[str]:
+    """The run folders under a report root (benchmarks/ is pytest-benchmark's storage)."""
+    if not root.exists():
+        return []
+    return sorted(p.name for p in root.iterdir() if p.name != "benchmarks")
+
+
 def start_paused_run(tmp_path, cpu_snapshot, pause_at: int):
     """Start a cpu run that sleeps inside its Nth check; return once it is there."""
     ready = tmp_path / "ready"
@@ -135,7 +142,7 @@ def test_selecting_no_suite_check_says_nothing_was_checked(tmp_path, cpu_snapsho
     )  # fmt: skip
     assert result.returncode == pytest.ExitCode.NO_TESTS_COLLECTED
     assert "rigcheck: nothing was checked" in result.stdout
-    assert not root.exists()
+    assert run_folders(root) == []
 
 
 def test_a_run_of_other_tests_writes_no_report(tmp_path):
@@ -161,6 +168,32 @@ def test_runs_go_under_the_report_root_one_folder_each(tmp_path, cpu_snapshot):
             RIGCHECK_REPORT_DIR=str(root),
         )  # fmt: skip
         assert result.returncode == 0, result.stdout
-    runs = sorted(p.name for p in root.iterdir())
+    runs = run_folders(root)
     assert len(runs) == 2
     assert all(load_certificate(root / run)["run"]["id"] == run for run in runs)
+
+
+def test_stopping_at_the_first_failure_is_a_partial_failing_certificate(tmp_path, cpu_snapshot):
+    out = tmp_path / "report"
+    result = run_suites(
+        tmp_path, "-m", "cpu", "--gpus", "2", "-x", f"--facts={cpu_snapshot}",
+        f"--report-dir={out}",
+    )  # fmt: skip
+    assert result.returncode == pytest.ExitCode.TESTS_FAILED
+    certificate = load_certificate(out)
+    assert certificate["verdict"] == "fail" and certificate["partial"] is True
+    assert certificate["partial_reason"].startswith("stopping after 1 failures (after ")
+    failed = [c for c in certificate["checks"] if c["outcome"] == "fail"]
+    assert [c["name"] for c in failed] == ["test_device_count"]
+    assert "expected 2 accelerator(s) for cpu, found 0" in failed[0]["message"]
+    assert certificate["not_run"]
+
+
+def test_setup_only_runs_no_check_and_certifies_nothing(tmp_path, cpu_snapshot):
+    root = tmp_path / "reports"
+    result = run_suites(
+        tmp_path, "-m", "cpu", "--setup-only", f"--facts={cpu_snapshot}",
+        RIGCHECK_REPORT_DIR=str(root),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout
+    assert run_folders(root) == []
