@@ -53,8 +53,10 @@ class Collectives:
         self.progress.stage("allreduce_check", f"{elements} int32 elements")
         base = torch.arange(elements, device=self.device, dtype=torch.int64) % CHECK_MODULUS
         x = (base * (self.rank + 1)).to(torch.int32)
+        self.progress.in_collective(True)
         self.dist.all_reduce(x)
         self.sync()
+        self.progress.in_collective(False)
         want = (base * self.rank_sum).to(torch.int32)
         wrong = (x != want).nonzero().flatten()
         found = {"ok": wrong.numel() == 0, "elements": elements, "wrong": wrong.numel()}
@@ -69,10 +71,12 @@ class Collectives:
         for i in range(total):
             self.progress.stage(op, f"iteration {i + 1}/{total}, {nbytes} bytes")
             prepare()
+            self.progress.in_collective(True)
             self.barrier()
             start = time.perf_counter()
             run()
             self.sync()
+            self.progress.in_collective(False)
             if i >= self.warmup:
                 times.append(time.perf_counter() - start)
         median = statistics.median(times)

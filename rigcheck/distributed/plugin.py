@@ -15,6 +15,7 @@ from rigcheck.distributed.results import CollectiveRun, CollectivesError, load_r
 from rigcheck.distributed.worker import size_arg
 
 CPU_RANKS = 2  # CI's machine has 2 cores; gloo with 2 processes exercises the same path
+CPU_ITERS = 10  # a CPU iteration is ~0.1 s, and a shared machine is noisy: more of them
 WATCHDOG_S = {"gpu": 600.0, "cpu": 120.0}
 
 
@@ -91,6 +92,8 @@ def collective_run(request, tmp_path_factory, spec, devices) -> CollectiveRun:
     nproc = len(devices) if gpu else CPU_RANKS
     watchdog = config.getoption("--collective-timeout") or WATCHDOG_S["gpu" if gpu else "cpu"]
     options = [f"--backend={'nccl' if gpu else 'gloo'}", f"--timeout-s={watchdog / 2:g}"]
+    if not gpu:
+        options.append(f"--iters={CPU_ITERS}")
     if config.getoption("--collective-bytes"):
         options.append(f"--bytes={config.getoption('--collective-bytes')}")
     from rigcheck.distributed.launch import run_collectives

@@ -66,8 +66,13 @@ class Progress:
         with self._lock:
             if name != self.state["stage"]:
                 self.state.update(stage=name, stage_started_at=time.time())
-            self.state.update(stage_index=STAGES.index(name), detail=detail)
+            self.state.update(stage_index=STAGES.index(name), detail=detail, in_collective=False)
         self._write()
+
+    def in_collective(self, inside: bool) -> None:
+        """Around each collective call: a rank outside it while the others wait inside is the
+        one holding them up."""
+        self.note(in_collective=inside)
 
     def note(self, **facts: Any) -> None:
         """Add facts to the file (the device, once known), for the messages that name ranks."""
@@ -135,7 +140,9 @@ def _behind_or_stuck(waiting, progress, finished, stopped_at, label) -> list[str
     lowest = min(progress[r]["stage_index"] for r in waiting)
     behind = [r for r in waiting if progress[r]["stage_index"] == lowest]
     ahead = [r for r in waiting if progress[r]["stage_index"] > lowest]
-    culprits = stale or (behind if ahead or finished else [])
+    outside = [r for r in behind if not progress[r].get("in_collective")]
+    split = outside if len(outside) < len(behind) else []  # some wait inside, these never came
+    culprits = stale or (behind if ahead or finished else split)
     if not culprits:
         where = describe(progress[waiting[0]])
         return [
@@ -151,6 +158,7 @@ def _behind_or_stuck(waiting, progress, finished, stopped_at, label) -> list[str
             f"its heartbeat stopped {silent:.0f} s before the end (the process hung or died)"
             if r in stale
             else f"alive, {end - entry['stage_started_at']:.0f} s in that stage"
+            + ("" if entry.get("in_collective") else ", outside the collective call")
         )
         lines.append(f"{label(r)} did not answer: last at {describe(entry)}, {state}")
     others = [r for r in waiting if r not in culprits]

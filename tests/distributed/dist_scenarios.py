@@ -295,6 +295,7 @@ def _identity(node: Node, r: int) -> dict[str, Any]:
 
 def _progress(node: Node, job: Job, r: int) -> dict[str, Any]:
     entry = {**_identity(node, r), "pid": 41000 + r, "device": {"kind": "cuda", "index": r}}
+    entry["in_collective"] = job.hang is not None  # a hang: every rank inside the all-reduce
     if job.hang is None:
         return {**entry, "stage": "done", "stage_index": 9, "detail": "", **_times(70, 70)}
     if r == job.hang:  # its GPU stopped mid-iteration; the driver call never returned
