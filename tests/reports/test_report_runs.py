@@ -1,6 +1,8 @@
 """Real `pytest -m cpu` runs: what they leave in the report folder, finished or not."""
 
+import datetime as dt
 import json
+import re
 import signal
 import subprocess
 import time
@@ -10,8 +12,10 @@ import pytest
 from suite_runs import SUITES, run_suites, suite_command, suite_env
 
 from rigcheck.reports.certificate import load_certificate
+from rigcheck.reports.location import run_name
 from rigcheck.verdict import judge
 
+NOW = dt.datetime.now(dt.timezone.utc)
 FIGURE = {
     "unit": "TFLOP/s",
     "definition": "a figure invented for this test",
@@ -44,15 +48,19 @@ def test_a_cpu_run_writes_junit_certificate_and_page(cpu_run):
 def test_a_measured_warning_and_an_emitted_warning_make_warn(tmp_path, cpu_snapshot):
     judgement = judge("matmul_test_tflops", 650.0, FIGURE).as_dict()
     assert judgement["verdict"] == "warn"
-    out = tmp_path / "report"
+    root = tmp_path / "reports"
     result = run_suites(
-        tmp_path, "-m", "cpu", f"--facts={cpu_snapshot}", f"--report-dir={out}",
+        tmp_path, "-m", "cpu", f"--facts={cpu_snapshot}", RIGCHECK_REPORT_DIR=str(root),
         RIGCHECK_STEER_RECORD="test_device_count",
         RIGCHECK_STEER_JUDGEMENT=json.dumps(judgement),
         RIGCHECK_STEER_WARN="test_product_matches_class",
     )  # fmt: skip
     assert result.returncode == 0, result.stdout + result.stderr  # a warning is not a failure
+    [run] = run_folders(root)  # the run's own folder under $RIGCHECK_REPORT_DIR
+    assert re.fullmatch(rf"\d{{8}}T\d{{6}}Z-{re.escape(run_name(NOW).split('-', 1)[1])}", run)
+    out = root / run
     certificate = load_certificate(out)
+    assert certificate["run"]["id"] == run
     checks = {c["name"]: c for c in certificate["checks"]}
     measured = checks["test_device_count"]
     assert measured["outcome"] == "warn"
@@ -158,19 +166,6 @@ def test_a_run_of_other_tests_writes_no_report(tmp_path):
     assert not root.exists()
     written = {p.name for p in tmp_path.rglob("*")}
     assert not written & {"junit.xml", "certificate.json", "report.html"}
-
-
-def test_runs_go_under_the_report_root_one_folder_each(tmp_path, cpu_snapshot):
-    root = tmp_path / "reports"
-    for _ in range(2):
-        result = run_suites(
-            tmp_path, "-m", "cpu", "-k", "device_count", f"--facts={cpu_snapshot}",
-            RIGCHECK_REPORT_DIR=str(root),
-        )  # fmt: skip
-        assert result.returncode == 0, result.stdout
-    runs = run_folders(root)
-    assert len(runs) == 2
-    assert all(load_certificate(root / run)["run"]["id"] == run for run in runs)
 
 
 def test_stopping_at_the_first_failure_is_a_partial_failing_certificate(tmp_path, cpu_snapshot):
