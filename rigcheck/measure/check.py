@@ -38,6 +38,8 @@ HINT = {
     "below": "Look at the telemetry above, `nvidia-smi -q -d PERFORMANCE,POWER,TEMPERATURE`, "
     "other processes on the device, and the kernel log (`dmesg | grep -i xid`).",
     "none": "Add the figure, with its source, to the class's spec file to judge it.",
+    "spread": "Read the slow device's own check above (its clocks, temperature and throttle "
+    "reasons during the run) and `nvidia-smi -q -d PERFORMANCE,POWER,TEMPERATURE -i INDEX`.",
 }
 
 
@@ -120,7 +122,7 @@ class PerfCheck:
         if missing:
             message += f" (not measured: {', '.join(missing)})"
         if verdict == FAIL:
-            pytest.fail(f"{key}: {message}. {HINT['below']}", pytrace=False)
+            pytest.fail(f"{key}: {message}. {HINT['spread']}", pytrace=False)
         if verdict == WARN:
             warnings.warn(DeviceSpreadWarning(f"{key}: {message}"), stacklevel=2)
 
@@ -154,7 +156,9 @@ class PerfCheck:
         if self.session.replay is not None:
             try:
                 replay = self.session.replay
-                return replay.measurement(entry.key, device.ident, device.label, attempt)
+                return replay.measurement(
+                    entry.key, entry.unit, device.ident, device.label, attempt
+                )
             except ReplayError as exc:
                 pytest.fail(str(exc), pytrace=False)
         return run_live(entry, device, self.spec, self.benchmark if attempt == 0 else None)
@@ -244,7 +248,7 @@ def failure_message(device, measurement, judgement, first) -> str:
     best = f", best {m.best:.4g}" if m.best else ""
     lines = [
         f"{device.label}: {judgement.figure} {judgement.reason}",
-        f"Measured {m.value:.4g} {m.unit} (median{best}; {m.origin}): {m.definition}.",
+        f"Measured {m.value:.4g} {m.unit} (median{best}, {m.origin}): {m.definition}.",
     ]
     if judgement.floor is None:
         lines.append(HINT["none"])

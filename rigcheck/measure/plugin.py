@@ -230,8 +230,9 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
             + (f" (best {m.best:,.3f})" if m.best else "")
             + (f", MFU {m.details['mfu']:.1%}" if m.details.get("mfu") else "")
         )
-    total = sum(r.measurement.wall_s or 0 for r in session.results)
-    terminalreporter.write_line(f"{total:6.1f} s  measuring in all")
+    if session.replay is None:
+        total = sum(r.measurement.wall_s or 0 for r in session.results)
+        terminalreporter.write_line(f"{total:6.1f} s  measuring in all")
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

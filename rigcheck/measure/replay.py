@@ -35,14 +35,16 @@ class ReplayedMeasurements:
         self.kind = data["kind"]
         self.entries = {(m["key"], str(m["device"])): m for m in data["measurements"]}
 
-    def measurement(self, key: str, device_ident: str, label: str, attempt: int) -> Measurement:
+    def measurement(
+        self, key: str, unit: str, device_ident: str, label: str, attempt: int
+    ) -> Measurement:
         entry = self.entries.get((key, device_ident))
         if entry is None:
             raise ReplayError(f"no recorded measurement of {key} for {label} in {self.source}")
         values = entry["value"] if isinstance(entry["value"], list) else [entry["value"]]
         fields = {k: v for k, v in entry.items() if k not in ("device", "value")}
-        fields.setdefault("unit", "?")
-        fields.setdefault("definition", f"replayed from {self.source}")
+        fields.setdefault("unit", unit)
+        fields.setdefault("definition", "no definition recorded")
         return Measurement.from_dict(
             {
                 **fields,

@@ -1,0 +1,113 @@
+"""Perf judging on CPU: the real suites/perf checks, run by pytester on synthetic GPU facts
+with measurements injected through --replay-measurements, against a private spec directory
+(RIGCHECK_EXPECTED_DIR) whose figures are known to the tests.
+
+pytester comes from the project's addopts (`-p pytester`). Runs are in-process; outcomes and
+recorded properties are read from the run's junit XML, warnings from its output.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from perf_inputs import BF16, COPY, UNKNOWN_FP8
+
+REPO = Path(__file__).resolve().parents[2]
+PERF_SUITE = REPO / "suites" / "perf"
+
+
+@dataclass
+class Run:
+    ret: int
+    outcomes: dict[str, str]  # test name -> passed / failed / skipped
+    messages: dict[str, str]  # test name -> failure or skip message
+    properties: dict[str, dict[str, Any]]  # test name -> recorded user properties
+    output: str
+    warnings: list[str] = field(default_factory=list)
+
+    def only(self, outcome: str) -> list[str]:
+        return sorted(name for name, o in self.outcomes.items() if o == outcome)
+
+
+@pytest.fixture
+def spec_dir(tmp_path, monkeypatch) -> Path:
+    """expected/ with cpu.json as committed and an h100.json with the figures above."""
+    path = tmp_path / "expected"
+    path.mkdir()
+    h100 = json.loads((REPO / "expected" / "h100.json").read_text())
+    h100["figures"] = {
+        "matmul_bf16_tflops": BF16,
+        "device_copy_gbps": COPY,
+        "matmul_fp8_tflops": UNKNOWN_FP8,
+    }
+    (path / "h100.json").write_text(json.dumps(h100))
+    (path / "cpu.json").write_text((REPO / "expected" / "cpu.json").read_text())
+    monkeypatch.setenv("RIGCHECK_EXPECTED_DIR", str(path))
+    monkeypatch.setenv("RIGCHECK_REPORT_DIR", str(tmp_path / "reports"))
+    return path
+
+
+@pytest.fixture
+def perf_run(pytester: pytest.Pytester, spec_dir: Path):
+    """perf_run(facts, replay, *args) -> Run: the perf suite on these facts and figures."""
+    runs = iter(range(1_000_000))
+
+    def run(facts: dict | None, replay: dict | None, *args: str) -> Run:
+        n = next(runs)
+        options = []
+        if facts is not None:
+            (pytester.path / f"facts-{n}.json").write_text(json.dumps(facts))
+            options.append(f"--facts={pytester.path / f'facts-{n}.json'}")
+        if replay is not None:
+            (pytester.path / f"measured-{n}.json").write_text(json.dumps(replay))
+            options.append(f"--replay-measurements={pytester.path / f'measured-{n}.json'}")
+        junit = pytester.path / f"junit-{n}.xml"
+        result = pytester.runpytest_inprocess(
+            *options,
+            *args,
+            f"--junitxml={junit}",
+            "-o",
+            "junit_family=xunit1",
+            "-p",
+            "no:cacheprovider",
+            "-rA",
+            "--rootdir",
+            str(REPO),
+            str(PERF_SUITE),
+        )
+        output = result.stdout.str() + "\n" + result.stderr.str()
+        return Run(int(result.ret), *read_junit(junit), output, _warnings(output))
+
+    return run
+
+
+def read_junit(path: Path):
+    outcomes, messages, properties = {}, {}, {}
+    if not path.exists():
+        return outcomes, messages, properties
+    for case in ET.parse(path).getroot().iter("testcase"):
+        name = case.get("name")
+        outcomes[name] = "passed"
+        for tag, outcome in (("failure", "failed"), ("error", "error"), ("skipped", "skipped")):
+            for node in case.findall(tag):
+                outcomes[name] = outcome
+                messages[name] = f"{node.get('message', '')}\n{node.text or ''}"
+        properties[name] = {p.get("name"): _literal(p.get("value")) for p in case.iter("property")}
+    return outcomes, messages, properties
+
+
+def _literal(text: str) -> Any:
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+
+
+def _warnings(output: str) -> list[str]:
+    return [line for line in output.splitlines() if "Warning:" in line]

@@ -1,0 +1,112 @@
+"""The measuring code itself, run on the CPU with small sizes: the same kernels, timing and
+result checks a GPU runs (CUDA-only paths, pinned host copies and flash-attn, cannot run here)."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from rigcheck.measure import attention, matmul, memory_bw, train_step  # noqa: E402
+from rigcheck.measure.device import MeasuredDevice  # noqa: E402
+from rigcheck.measure.timing import Plan, SyncEvery, Timer  # noqa: E402
+
+CPU = MeasuredDevice("cpu", "cpu", "cpu")
+QUICK = Plan(rounds=3, warmup_rounds=1, round_s=0.002)
+
+
+@pytest.fixture
+def timer():
+    return Timer(torch.device("cpu"))
+
+
+@pytest.fixture
+def small(monkeypatch):
+    """Sizes that finish in milliseconds; the code paths are the real ones."""
+    plan = matmul.MatmulPlan(((64, 64, 64), (96, 80, 64)), QUICK, QUICK)
+    monkeypatch.setitem(matmul.PLANS, "cpu", plan)
+    monkeypatch.setitem(memory_bw.BUFFER_BYTES, "cpu", 2**20)
+    monkeypatch.setitem(memory_bw.PLANS, "cpu", QUICK)
+    for name, value in {"BATCH": 1, "HEADS": 2, "SEQ": 128, "HEAD_DIM": 32}.items():
+        monkeypatch.setattr(attention, name, value)
+    monkeypatch.setattr(attention, "PLAN", QUICK)
+    for name, value in {"VOCAB": 128, "D_MODEL": 32, "LAYERS": 1, "HEADS": 2, "SEQ": 16}.items():
+        monkeypatch.setattr(train_step, name, value)
+    monkeypatch.setattr(train_step, "PLAN", QUICK)
+
+
+@pytest.mark.parametrize("precision", ["fp32", "tf32", "bf16", "fp8"])
+def test_matmul_sweeps_shapes_checks_the_result_and_reports_median_and_best(
+    small, timer, precision
+):
+    m = matmul.matmul_tflops(CPU, timer, precision)
+    assert m.key == f"matmul_{precision}_tflops" and m.unit == "TFLOP/s"
+    assert set(m.details["sweep_tflops"]) == {"64x64x64", "96x80x64"}
+    assert m.details["shape"] in ([64, 64, 64], [96, 80, 64])
+    assert len(m.samples_s) == QUICK.rounds and 0 < m.value <= m.best
+    assert m.details["relative_error"] <= matmul.TOLERANCE[precision]
+    assert torch.get_float32_matmul_precision() == "highest"  # restored after tf32
+
+
+def test_matmul_that_leaves_its_output_unwritten_fails(small, timer, monkeypatch):
+    make = matmul._operands
+
+    def lazy(precision, shape, device):
+        ops = make(precision, shape, device)
+        ops.call = lambda: None  # a "kernel" that returns at once and writes nothing
+        return ops
+
+    monkeypatch.setattr(matmul, "_operands", lazy)
+    with pytest.raises(AssertionError, match="left NaN in its output"):
+        matmul.matmul_tflops(CPU, timer, "fp32")
+
+
+def test_matmul_with_wrong_results_fails(small, timer, monkeypatch):
+    make = matmul._operands
+
+    def wrong(precision, shape, device):
+        ops = make(precision, shape, device)
+        ops.call = lambda: torch.mm(ops.a, ops.b, out=ops.out).mul_(1.01)  # 1% off
+        return ops
+
+    monkeypatch.setattr(matmul, "_operands", wrong)
+    with pytest.raises(AssertionError, match="fp32 matmul gives wrong results"):
+        matmul.matmul_tflops(CPU, timer, "fp32")
+
+
+def test_copy_and_triad_count_read_plus_written_bytes(small, timer):
+    copy = memory_bw.device_copy_gbps(CPU, timer)
+    triad = memory_bw.device_triad_gbps(CPU, timer)
+    assert copy.details["bytes_counted_per_call"] == 2 * 2**20
+    assert triad.details["bytes_counted_per_call"] == 3 * 2**20
+    assert "read + write" in copy.definition and "2 read + 1 written" in triad.definition
+    assert copy.value > 0 and triad.value > 0
+
+
+def test_sdpa_flash_backend_runs_and_matches_float64(small, timer):
+    m = attention.attention_sdpa_tflops(CPU, timer, "bf16")
+    assert m.unit == "TFLOP/s" and m.value > 0
+    assert m.details["relative_error"] <= attention.TOLERANCE
+    assert "4*b*h*s_q*s_k*d" in m.definition
+
+
+def test_train_step_reports_tokens_per_second_and_model_flops(small, timer):
+    m = train_step.train_step_tokens_per_s(CPU, timer, "bf16")
+    assert m.unit == "tokens/s" and m.value > 0
+    params = 1 * 12 * 32**2 + 32 * 128
+    assert m.details["matmul_params"] == params
+    assert m.details["flops_per_token"] == 6 * params + 12 * 1 * 32 * 16
+    assert train_step.mfu(1000.0, 1.0) == pytest.approx(1000.0 * (6 * params + 12 * 32 * 16) / 1e12)
+
+
+def test_sync_every_waits_once_per_round():
+    waits = []
+    calls = SyncEvery(lambda: None, lambda: waits.append(1), n=4)
+    for _ in range(12):
+        calls()
+    assert len(waits) == 3
+
+
+def test_calls_per_round_fill_the_round(timer):
+    n = timer.calls_per_round(lambda: sum(range(10_000)), Plan(rounds=1, round_s=0.01))
+    assert n > 1
