@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from rigcheck.reports.certificate import write_atomic
-from rigcheck.reports.plots import figure_chart
+from rigcheck.reports.plots import figure_chart, fmt_value
 
 HEADLINES = {
     "pass": "CONFORMS",
@@ -284,7 +284,7 @@ def _text(value: Any) -> str:
 
 
 def _num(value: Any) -> str:
-    return "—" if value is None else f"{value:,.1f}"
+    return "—" if value is None else fmt_value(value)
 
 
 def _gib(value: Any) -> str | None:

@@ -63,7 +63,7 @@ def _bar(i, label, value, colour, top, unit, datasheet) -> str:
     return (
         name + f'<rect x="{LABEL_W}" y="{y + (ROW_H - BAR_H) / 2}" width="{width:.1f}" '
         f'height="{BAR_H}" fill="{colour}" rx="2"/>'
-        + f'<text x="{LABEL_W + PLOT_W + 12}" y="{text_y}">{_fmt(value)} {unit}{ratio}</text>'
+        + f'<text x="{LABEL_W + PLOT_W + 12}" y="{text_y}">{fmt_value(value)} {unit}{ratio}</text>'
     )
 
 
@@ -83,7 +83,8 @@ def _axis(height: float, top: float, step: float) -> str:
         x = _x(value, top)
         ticks.append(
             f'<line x1="{x:.1f}" y1="{TOP}" x2="{x:.1f}" y2="{y}" stroke="#e3e7eb"/>'
-            f'<text x="{x:.1f}" y="{y + 14}" text-anchor="middle" fill="#667">{_fmt(value)}</text>'
+            f'<text x="{x:.1f}" y="{y + 14}" text-anchor="middle" fill="#667">'
+            f"{fmt_value(value)}</text>"
         )
     return "".join(ticks)
 
@@ -94,11 +95,14 @@ def _floor_line(floor: float, top: float, height: float, unit: str) -> str:
         f'<line class="floor" x1="{x:.1f}" y1="{TOP - 6}" x2="{x:.1f}" y2="{height - BOTTOM + 4}" '
         'stroke="#c62828" stroke-width="2" stroke-dasharray="5 3"/>'
         f'<text x="{x:.1f}" y="{TOP - 10}" text-anchor="middle" fill="#c62828">'
-        f"floor {_fmt(floor)} {unit}</text>"
+        f"floor {fmt_value(floor)} {unit}</text>"
     )
 
 
-def _fmt(value: float) -> str:
-    if value == 0 or value >= 100:
+def fmt_value(value: float) -> str:
+    """Three significant figures or so, with thousands separators: 989, 2,600, 12.5, 0.04."""
+    if value == 0 or abs(value) >= 100:
         return f"{value:,.0f}"
-    return f"{value:,.1f}" if value >= 10 else f"{value:,.2f}"
+    if abs(value) >= 10:
+        return f"{value:,.1f}"
+    return f"{value:.3g}"

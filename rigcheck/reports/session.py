@@ -119,10 +119,11 @@ class ReportSession:
     def _check(self, reports: list[pytest.TestReport], warnings: list[str]) -> dict[str, Any]:
         outcome = check_outcome(reports, warnings)
         path, line, name = reports[-1].location
-        label = name.partition("[")[2].rstrip("]") or None
+        params = name.partition("[")[2].rstrip("]")
         spec = self.target.spec
         outcome["figures"] = [
-            cert.describe_figure(j, spec, j.get("device") or label) for j in outcome["figures"]
+            cert.describe_figure(j, spec, j.get("device") or device_label(params, j["figure"]))
+            for j in outcome["figures"]
         ]
         return {
             "id": outcome["id"],
@@ -242,6 +243,13 @@ class ReportSession:
     def _is_suite_id(self, nodeid: str) -> bool:
         path = (self.config.rootpath / nodeid.split("::")[0]).resolve()
         return SUITES_DIR in path.parents
+
+
+def device_label(params: str, figure: str) -> str | None:
+    """'gpu3' from test_matmul_tflops[gpu3-bf16] for matmul_bf16_tflops: the parameters that
+    do not name the figure itself say which device a bar is."""
+    parts = [p for p in params.split("-") if p and p not in figure]
+    return "-".join(parts) or params or None
 
 
 def _area(path: str) -> str:

@@ -104,6 +104,9 @@ def test_report_rerenders_the_page(tmp_path, capsys):
     assert main(["report", str(tmp_path)]) == 0
     page = (tmp_path / "report.html").read_text()
     assert "DOES NOT CONFORM" in page and page.count('<svg class="plot"') == 2
+    # self-contained: no script, and nothing fetched (the SVG namespace is a name, not a fetch)
+    assert "<script" not in page
+    assert "http" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")
     assert f"wrote {tmp_path / 'report.html'}: fail" in capsys.readouterr().err
 
 
