@@ -38,8 +38,8 @@ def add_parser(subparsers: Any) -> None:
         "--noise",
         type=parse_noise,
         metavar="FRACTION",
-        help=f"how far a figure may move and still be noise, e.g. 5%% (default: each figure's "
-        f"recorded noise, else {DEFAULT_NOISE:.0%})",
+        help="how far a figure may move and still be noise, e.g. 10%% (default: each figure's "
+        f"recorded noise, else {DEFAULT_NOISE * 100:g}%%)",
     )
     diff.add_argument(
         "--all", action="store_true", help="also list the figures that moved within their noise"

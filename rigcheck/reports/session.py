@@ -162,7 +162,7 @@ class ReportSession:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int):
         """Before pytest-benchmark saves and junitxml writes: the final certificate and page."""
         if self.run_dir is not None:
-            self._ask_benchmark_to_save()
+            self._point_benchmark_json()
             final = self._write(int(exitstatus), self._final_partial_reason(session))
             write_html(self.run_dir / HTML, final)
         result = yield
@@ -187,21 +187,8 @@ class ReportSession:
                 f"run in progress: {len(self.checks)} of {len(self.selected)} checks done when "
                 "this was written (if the run has ended, it was killed or crashed)"
             )
-        now = dt.datetime.now(dt.timezone.utc)
-        finished = exit_status is not None
         certificate = cert.build_certificate(
-            run={
-                "id": self.run_dir.name,
-                "command_line": shlex.join(["pytest", *self.config.invocation_params.args]),
-                "args": list(self.config.invocation_params.args),
-                "cwd": str(self.config.invocation_params.dir),
-                "started_at": _iso(self.started_at),
-                "finished_at": _iso(now) if finished else None,
-                "duration_s": round((now - self.started_at).total_seconds(), 2)
-                if finished
-                else None,
-                "report_dir": str(self.run_dir),
-            },
+            run=self._run_info(finished=exit_status is not None),
             target=self.target,
             checks=self.checks,
             selected=self.selected,
@@ -213,7 +200,21 @@ class ReportSession:
         self.verdict = certificate["verdict"]
         return certificate
 
-    def _ask_benchmark_to_save(self) -> None:
+    def _run_info(self, finished: bool) -> dict[str, Any]:
+        now = dt.datetime.now(dt.timezone.utc)
+        args = self.config.invocation_params.args
+        return {
+            "id": self.run_dir.name,
+            "command_line": shlex.join(["pytest", *args]),
+            "args": list(args),
+            "cwd": str(self.config.invocation_params.dir),
+            "started_at": _iso(self.started_at),
+            "finished_at": _iso(now) if finished else None,
+            "duration_s": round((now - self.started_at).total_seconds(), 2) if finished else None,
+            "report_dir": str(self.run_dir),
+        }
+
+    def _point_benchmark_json(self) -> None:
         """pytest-benchmark's data for this run as benchmark.json in the run folder (storing it
         for --benchmark-compare is rigcheck.measure.plugin's), unless --benchmark-json chose."""
         bench = getattr(self.config, "_benchmarksession", None)
@@ -233,10 +234,13 @@ class ReportSession:
                 "-", f"rigcheck: verdict {self.verdict} — report in {shown}/ (report.html)"
             )
         elif self.deselected:
+            option = self.config.option
+            chosen = [f"-m {option.markexpr!r}" if option.markexpr else ""]
+            chosen.append(f"-k {option.keyword!r}" if option.keyword else "")
             terminalreporter.write_line(
-                f"rigcheck: nothing was checked: -m {self.config.option.markexpr!r} selected none "
+                f"rigcheck: nothing was checked: {' '.join(filter(None, chosen))} selected none "
                 f"of the {self.deselected} checks in suites/, which is not a pass (exit 5). "
-                "Loosen the -m expression, e.g. just the class: pytest -m CLASS",
+                "Loosen the selection, e.g. just the class: pytest -m CLASS",
                 red=True,
             )
 

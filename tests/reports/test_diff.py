@@ -114,3 +114,11 @@ def test_a_broken_certificate_is_an_error_not_a_traceback(tmp_path, capsys):
     (tmp_path / "certificate.json").write_text('{"verdict": "pass"}')
     assert main(["report", str(tmp_path)]) == 2
     assert "not a valid certificate" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["diff", "report"])
+def test_help_renders(command, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main([command, "--help"])
+    assert exit_info.value.code == 0
+    assert "certificate" in capsys.readouterr().out
