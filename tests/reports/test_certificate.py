@@ -16,6 +16,7 @@ from rigcheck.reports.certificate import (
     validate_certificate,
     write_certificate,
 )
+from rigcheck.reports.html import render_html
 from rigcheck.reports.masking import mask
 
 REPO = Path(__file__).resolve().parents[2]
@@ -120,3 +121,10 @@ def test_a_missing_or_broken_file_is_a_clear_error(tmp_path):
     (tmp_path / "certificate.json").write_text("{")
     with pytest.raises(CertificateError, match="not valid JSON"):
         load_certificate(tmp_path)
+
+
+def test_the_page_renders_a_machine_with_no_class_and_a_partial_run():
+    page = render_html(certificate(partial_reason="interrupted (Ctrl-C / SIGINT) after 2 of 9"))
+    assert "<b>no device class</b>: detected: nothing fits" in page
+    assert "Partial report: interrupted (Ctrl-C / SIGINT) after 2 of 9" in page
+    assert SERIAL not in page and "masked…6781" in page
