@@ -81,10 +81,10 @@ def best_sweep_tflops(device: MeasuredDevice, timer: Timer, precision: str) -> t
     """The best median TFLOP/s over the dedicated sweep, and its shape."""
     plan = SWEEP_PLAN.get(device.backend, GPU_SWEEP_PLAN)
     best, best_shape = 0.0, ""
-    with matmul._float32_mode(precision):
+    with matmul.float32_mode(precision):
         for shape in sweep_shapes(device.backend):
-            ops = matmul._operands(precision, shape, timer.device)
-            value = rates(matmul._tflop(shape), timer.time(ops.call, plan).per_call_s)[0]
+            ops = matmul.operands(precision, shape, timer.device)
+            value = rates(matmul.tflop(shape), timer.time(ops.call, plan).per_call_s)[0]
             if value > best:
                 best, best_shape = value, "x".join(map(str, shape))
             del ops
@@ -164,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{key:<22} {statistics.median(values):>10.4g} {unit:<8} {cv:>6.2%}  {flag}")
 
     timer = Timer(_torch_device(device))
-    print(f"\n{'fidelity':<40} {'suite':>10} {'best':>10} {'ratio':>7}  (target >= 97%)")
+    print(f"\n{'fidelity':<52} {'suite':>10} {'best':>10} {'ratio':>7}  (target >= 97%)")
     for precision in swept_precisions(device, precisions):
         key = f"matmul_{precision}_tflops"
         suite = statistics.median(run[key].value for run in runs)
@@ -194,7 +194,7 @@ def _ratio_line(report: dict[str, Any], name: str, suite: float, best: float) ->
     ratio = suite / best
     report.setdefault("fidelity", {})[name] = {"suite": suite, "best": best, "ratio": ratio}
     flag = "ok" if ratio >= TARGET_RATIO else "UNDER"
-    print(f"{name:<40} {suite:>10.4g} {best:>10.4g} {ratio:>7.1%}  {flag}")
+    print(f"{name:<52} {suite:>10.4g} {best:>10.4g} {ratio:>7.1%}  {flag}")
 
 
 if __name__ == "__main__":

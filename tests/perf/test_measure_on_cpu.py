@@ -49,27 +49,27 @@ def test_matmul_sweeps_shapes_checks_the_result_and_reports_median_and_best(
 
 
 def test_matmul_that_leaves_its_output_unwritten_fails(small, timer, monkeypatch):
-    make = matmul._operands
+    make = matmul.operands
 
     def lazy(precision, shape, device):
         ops = make(precision, shape, device)
-        ops.call = lambda: None  # a "kernel" that returns at once and writes nothing
+        ops.matmul = lambda a, b: None  # a "kernel" that returns at once and writes nothing
         return ops
 
-    monkeypatch.setattr(matmul, "_operands", lazy)
+    monkeypatch.setattr(matmul, "operands", lazy)
     with pytest.raises(AssertionError, match="left NaN in its output"):
         matmul.matmul_tflops(CPU, timer, "fp32")
 
 
 def test_matmul_with_wrong_results_fails(small, timer, monkeypatch):
-    make = matmul._operands
+    make = matmul.operands
 
     def wrong(precision, shape, device):
         ops = make(precision, shape, device)
-        ops.call = lambda: torch.mm(ops.a, ops.b, out=ops.out).mul_(1.01)  # 1% off
+        ops.matmul = lambda a, b: torch.mm(a, b, out=ops.out).mul_(1.01)  # 1% off
         return ops
 
-    monkeypatch.setattr(matmul, "_operands", wrong)
+    monkeypatch.setattr(matmul, "operands", wrong)
     with pytest.raises(AssertionError, match="fp32 matmul gives wrong results"):
         matmul.matmul_tflops(CPU, timer, "fp32")
 
@@ -97,6 +97,14 @@ def test_train_step_reports_tokens_per_second_and_model_flops(small, timer):
     assert m.details["matmul_params"] == params
     assert m.details["flops_per_token"] == 6 * params + 12 * 1 * 32 * 16
     assert train_step.mfu(1000.0, 1.0) == pytest.approx(1000.0 * (6 * params + 12 * 32 * 16) / 1e12)
+
+
+def test_every_call_writes_new_values_into_the_output():
+    ops = matmul.operands("fp32", (8, 8, 8), torch.device("cpu"))
+    ops.call()
+    first = ops.out.clone()
+    ops.call()
+    assert not torch.equal(first, ops.out) and ops.last == 1
 
 
 def test_sync_every_waits_once_per_round():

@@ -3,7 +3,14 @@ retry, fail closed without a reference, skip what the class lacks, name a slow G
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from perf_inputs import cpu_facts, h100_facts, measurements
+
+from rigcheck.spec import load_spec
+
+H100_SYNTHETIC = Path(__file__).resolve().parents[2] / "fixtures/measurements/h100-synthetic.json"
 
 BF16 = "-k", "test_matmul_tflops and bf16"
 
@@ -162,3 +169,25 @@ def test_a_machine_without_its_gpus_fails_every_perf_check(perf_run):
     assert run.outcomes["test_matmul_tflops[none-bf16]"] == "skipped" or (
         run.outcomes["test_matmul_tflops[none-bf16]"] == "failed"
     ), run.output
+
+
+def test_the_reference_figures_pass_the_committed_h100_spec(perf_run, monkeypatch):
+    """fixtures/measurements/h100-synthetic.json (hardware.md's achievable figures) against
+    expected/h100.json as committed: a spec figure that a healthy H100 fails is a wrong spec."""
+    monkeypatch.delenv("RIGCHECK_EXPECTED_DIR")
+    replay = json.loads(H100_SYNTHETIC.read_text())
+    keys = [m["key"] for m in replay["measurements"]]
+    ids = [f"(tflops and {k.split('_')[1]})" if k.startswith("matmul_") else k for k in keys]
+    selected = f"({' or '.join(ids)}) and not spread"
+    run = perf_run(h100_facts(), replay, "-m", "h100 and perf", "-k", selected)
+    judged = {
+        p["rigcheck"]["figure"]: name for name, p in run.properties.items() if "rigcheck" in p
+    }
+    assert sorted(judged) == sorted(keys), run.output
+    figures = load_spec("h100").figures
+    for key, name in judged.items():
+        if (figures.get(key) or {}).get("floor"):
+            assert run.outcomes[name] == "passed", f"{name}: {run.messages.get(name)}"
+        else:
+            assert run.outcomes[name] == "failed", run.output
+            assert "no reference for this class" in run.messages[name]
