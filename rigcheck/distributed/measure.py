@@ -76,9 +76,10 @@ class Collectives:
             start = time.perf_counter()
             run()
             self.sync()
+            seconds = time.perf_counter() - start
             self.progress.in_collective(False)
             if i >= self.warmup:
-                times.append(time.perf_counter() - start)
+                times.append(seconds)
         median = statistics.median(times)
         return {
             "bytes": nbytes,

@@ -22,8 +22,9 @@ PCIE_WORDS = {
     "SYS": "across CPU sockets (the SMP interconnect)",
 }
 # Below the host bridge PCIe P2P needs nothing but the switches (with ACS off); through the CPU
-# it depends on the chipset, so a PCIe-only class expects it only here.
+# it depends on the chipset, so a class with PCIe P2P expects it only here.
 P2P_PCIE_PATHS = {"BOARD", "PIX", "PXB"}
+PCIE_P2P_LINKS = {"nvlink", "pcie_only", "optional_bridge"}  # the class's gpu_link type
 SLOW_RATIO = 0.75  # DCGM's convention: a healthy part is within 0.75 x of its measured peers
 MIN_GROUP = 3  # fewer pairs than this on one kind of path: no "others" to compare with
 
@@ -45,13 +46,19 @@ def link_kind(pair: dict[str, Any]) -> str:
     return f"PCIe {pair.get('pcie_path')}"
 
 
+def has_nvlink(pair: dict[str, Any]) -> bool:
+    nvlink = pair.get("nvlink")
+    return isinstance(nvlink, dict) and bool(nvlink.get("links"))
+
+
 def p2p_expected(link_type: str, pair: dict[str, Any]) -> bool:
-    """Does the class expect P2P on this pair: every NVLink pair, PCIe pairs below the CPU."""
-    if link_type == "nvlink":
+    """Does the class expect P2P on this pair: on NVLink always; over PCIe below the CPU, unless
+    NVML says the GPU itself does not do P2P (GeForce boards: gpu_not_supported)."""
+    if has_nvlink(pair):
         return True
-    if link_type == "pcie_only":
-        return pair.get("pcie_path") in P2P_PCIE_PATHS
-    return False
+    if (pair.get("p2p") or {}).get("read") == "gpu_not_supported":
+        return False
+    return link_type in PCIE_P2P_LINKS and pair.get("pcie_path") in P2P_PCIE_PATHS
 
 
 class NodeTopology:

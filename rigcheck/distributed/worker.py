@@ -125,6 +125,7 @@ class Worker:
             from rigcheck.distributed.measure import peer_copies
 
             self.progress.stage("p2p")
+            torch.cuda.empty_cache()  # the collectives' buffers, cached on this rank's GPU
             args = self.args
             self.result["p2p"] = peer_copies(
                 torch, args.p2p_bytes, args.iters, args.warmup, self.progress

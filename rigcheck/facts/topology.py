@@ -221,3 +221,58 @@ def format_cpulist(cpus: list[int]) -> str:
         else:
             ranges.append([cpu, cpu])
     return ",".join(f"{a}" if a == b else f"{a}-{b}" for a, b in ranges)
+
+
+def healthy_topology(
+    bus_ids: list[str],
+    numa_cpus: dict[str, str],
+    gpu_link: dict[str, Any],
+    p2p: str = "ok",
+) -> dict[str, Any]:
+    """What probe_topology reads on a healthy node of a class, for synthetic snapshots.
+
+    GPUs split evenly over the NUMA nodes in order. NVLink classes: every link into NVSwitch
+    (an HGX board), pairs NODE on one socket. Other classes: no NVLink, one PCIe switch per
+    socket (PIX). SYS across sockets. `p2p`: the P2P status of PCIe pairs ("gpu_not_supported"
+    for GeForce boards).
+    """
+    nodes = sorted(numa_cpus, key=int)
+    links = (gpu_link.get("links_per_device") or 0) if gpu_link["type"] == "nvlink" else 0
+    gpus = []
+    for i, bus in enumerate(bus_ids):
+        node = nodes[i * len(nodes) // len(bus_ids)]
+        cpus = numa_cpus[node]
+        nvlink = [
+            {"link": n, "active": True, "remote": "switch", "remote_bus_id": "0000:05:00.0"}
+            for n in range(links)
+        ]
+        for link in nvlink:
+            link["remote_gpu"] = None
+        gpus.append(
+            {
+                "index": i,
+                "bus_id": bus,
+                "numa_node": int(node),
+                "cpu_affinity": cpus,
+                "cpu_numa_nodes": nodes_of_cpus(parse_cpulist(cpus), numa_cpus),
+                "nvlink": nvlink,
+            }
+        )
+    pairs = []
+    for a, b in combinations(range(len(gpus)), 2):
+        same = gpus[a]["numa_node"] == gpus[b]["numa_node"]
+        status = "ok" if links else p2p
+        pairs.append(
+            {
+                "gpus": [a, b],
+                "pcie_path": ("NODE" if links else "PIX") if same else "SYS",
+                "nvlink": nvlink_between(gpus[a], gpus[b]),
+                "p2p": {
+                    "read": status,
+                    "write": status,
+                    "nvlink": "ok" if links else "not_supported",
+                    "atomics": status if links else "not_supported",
+                },
+            }
+        )
+    return {"source": "nvml", "host_numa_cpus": dict(numa_cpus), "gpus": gpus, "pairs": pairs}

@@ -23,6 +23,7 @@ from rigcheck.spec import GIB
 from rigcheck.verdict import FAIL, WARN, judge, record
 
 pytestmark = [pytest.mark.distributed, pytest.mark.slow]
+DIRECT_LINKS = {"nvlink", "infinity_fabric"}  # every pair P2P, topology facts or not
 
 
 def finished(run) -> None:
@@ -227,7 +228,7 @@ def test_peer_access_where_expected(collective_run, spec, facts):
     link = spec.expect("gpu_link")["type"]
     denied = []
     for label, topo_pair, pair in gpu_pairs(collective_run, facts):
-        expected = p2p_expected(link, topo_pair) if topo_pair else link == "nvlink"
+        expected = p2p_expected(link, topo_pair) if topo_pair else link in DIRECT_LINKS
         access = pair["peer_access"]
         if expected and not (access["a_to_b"] and access["b_to_a"]):
             how = link_kind(topo_pair) if topo_pair else link

@@ -9,7 +9,13 @@ from collections import defaultdict
 
 import pytest
 
-from rigcheck.distributed.pairs import link_kind, p2p_expected, pair_label, path_words
+from rigcheck.distributed.pairs import (
+    has_nvlink,
+    link_kind,
+    p2p_expected,
+    pair_label,
+    path_words,
+)
 from rigcheck.facts.probe import is_error
 from rigcheck.require import require
 
@@ -55,31 +61,30 @@ def summary(pairs: list[dict]) -> str:
 
 
 def test_gpu_pairs_linked_as_the_class_expects(spec, facts, link_type, record_property):
-    """SXM classes: every pair on NVLink, as many links as the class has through NVSwitch.
-    PCIe-only classes (L40S): no pair on NVLink; the PCIe paths are recorded."""
+    """NVSwitch nodes (HGX A100/H100/H200/B200): every pair on NVLink, with the class's link
+    count. A direct NVLink mesh (DGX-1 V100) links only some pairs by design: every GPU needs an
+    NVLink peer. PCIe-only classes (L40S): no pair on NVLink; the PCIe paths are recorded."""
     pairs = readable(facts, "pairs")
     record_property("gpu_pairs", summary(pairs))
     if link_type == "nvlink":
-        want = spec.expect("gpu_link").get("links_per_device")
-        short = []
-        for p in pairs:
-            links, via = p["nvlink"]["links"], p["nvlink"]["via"]
-            if not links:
-                short.append(
-                    f"{pair_label(*p['gpus'])}: no NVLink, PCIe {path_words(p['pcie_path'])}"
-                )
-            elif via == "nvswitch" and want and links < want:
-                short.append(f"{pair_label(*p['gpus'])}: {links} NVLinks (expected {want})")
+        switched = any(
+            link.get("remote") == "switch"
+            for gpu in readable(facts, "gpus")
+            for link in gpu["nvlink"] or []
+        )
+        if switched:
+            short = short_of_nvlink(pairs, spec.expect("gpu_link").get("links_per_device"))
+            what = f"{len(short)} of {len(pairs)} GPU pairs short of NVLink"
+        else:
+            short, what = unlinked_gpus(pairs, facts), "GPUs without an NVLink peer (no NVSwitch)"
         assert not short, (
-            f"{len(short)} of {len(pairs)} GPU pairs short of NVLink: {'; '.join(short)}. "
+            f"{what}: {'; '.join(short)}. "
             "Collectives between them fall back to fewer links or to PCIe. `nvidia-smi nvlink -s` "
             "shows the links per GPU, `nvidia-smi topo -m` the pairs; on NVSwitch nodes the "
             "fabric manager must be running (`systemctl status nvidia-fabricmanager`)."
         )
     elif link_type == "pcie_only":
-        linked = [
-            f"{pair_label(*p['gpus'])}: {link_kind(p)}" for p in pairs if p["nvlink"]["links"]
-        ]
+        linked = [f"{pair_label(*p['gpus'])}: {link_kind(p)}" for p in pairs if has_nvlink(p)]
         assert not linked, (
             f"{spec.name} has no NVLink, yet NVML reports it: {'; '.join(linked)}. This is a "
             f"different product or board than the class; run `rigcheck detect`. "
@@ -89,24 +94,44 @@ def test_gpu_pairs_linked_as_the_class_expects(spec, facts, link_type, record_pr
         pytest.skip(f"{spec.name}'s GPU link is {link_type}: no per-pair expectation")
 
 
+def short_of_nvlink(pairs: list[dict], want: int | None) -> list[str]:
+    short = []
+    for p in pairs:
+        links = p["nvlink"]["links"]
+        if not links:
+            short.append(f"{pair_label(*p['gpus'])}: no NVLink, PCIe {path_words(p['pcie_path'])}")
+        elif want and links < want:
+            short.append(f"{pair_label(*p['gpus'])}: {links} NVLinks (expected {want})")
+    return short
+
+
+def unlinked_gpus(pairs: list[dict], facts) -> list[str]:
+    linked = {i for p in pairs if has_nvlink(p) for i in p["gpus"]}
+    return [
+        f"GPU {g['index']}: no NVLink to any other GPU"
+        for g in readable(facts, "gpus")
+        if g["index"] not in linked
+    ]
+
+
 def test_p2p_where_the_class_expects_it(facts, link_type, record_property):
-    """NVLink classes: P2P read and write on every pair. PCIe-only classes: on pairs below the
-    CPU (one board, one or several PCIe switches); through the CPU it depends on the chipset."""
+    """P2P read and write (and over NVLink where the pair has it) on every NVLink pair, and on
+    PCIe pairs below the CPU (one board, PCIe switches): through the CPU it depends on the
+    chipset. A GPU NVML calls gpu_not_supported (GeForce) has no P2P to expect."""
     pairs = readable(facts, "pairs")
     expected = [p for p in pairs if p2p_expected(link_type, p)]
     record_property("p2p", {pair_label(*p["gpus"]): p["p2p"] for p in pairs})
     if not expected:
         pytest.skip(
-            f"no GPU pair shares a PCIe switch here ({summary(pairs)}): P2P is not expected "
-            "through the CPU on a PCIe-only node"
+            f"no GPU pair here on which the class expects P2P ({summary(pairs)}): not through "
+            "the CPU, not on GPUs without P2P"
         )
-    caps = ("read", "write", "nvlink") if link_type == "nvlink" else ("read", "write")
-    missing = [
-        f"{pair_label(*p['gpus'])} ({link_kind(p)}): "
-        + ", ".join(f"{cap} {p['p2p'][cap]}" for cap in caps if p["p2p"][cap] != "ok")
-        for p in expected
-        if any(p["p2p"][cap] != "ok" for cap in caps)
-    ]
+    missing = []
+    for p in expected:
+        caps = ("read", "write", "nvlink") if has_nvlink(p) else ("read", "write")
+        bad = [f"{cap} {p['p2p'][cap]}" for cap in caps if p["p2p"][cap] != "ok"]
+        if bad:
+            missing.append(f"{pair_label(*p['gpus'])} ({link_kind(p)}): {', '.join(bad)}")
     assert not missing, (
         f"P2P unavailable on {len(missing)} of {len(expected)} GPU pairs that should have it: "
         f"{'; '.join(missing)}. NCCL then stages through host memory at a fraction of the "

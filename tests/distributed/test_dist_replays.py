@@ -7,6 +7,9 @@ import pytest
 from dist_scenarios import FIXTURES, render, scenarios
 
 from rigcheck.distributed.progress import STAGES
+from rigcheck.facts.synthetic import synthetic_snapshot
+from rigcheck.facts.topology import healthy_topology
+from rigcheck.spec import load_spec
 
 CLASS_ARGS = {
     "h100": ["-m", "h100 and distributed", "--gpus", "8"],
@@ -141,3 +144,24 @@ def test_dist_fixtures_match_generator(name):
 
 def test_stage_names_cover_the_hang_scenario():
     assert "allreduce" in STAGES
+
+
+@pytest.mark.parametrize(
+    ("name", "p2p"),
+    [("h100", "ok"), ("v100", "ok"), ("l40s", "ok"), ("rtx4090", "gpu_not_supported")],
+)
+def test_a_synthetic_node_with_a_healthy_topology_passes(run_suite, tmp_path, name, p2p):
+    """How rigcheck.facts.synthetic can give its 8-GPU snapshots the topology these checks read."""
+    spec = load_spec(name)
+    facts = synthetic_snapshot(spec, gpus=8)
+    bus_ids = [d["pci"]["bus_id"] for d in facts["devices"]]
+    numa = {"0": "0-31,64-95", "1": "32-63,96-127"}
+    facts["topology"] = healthy_topology(bus_ids, numa, spec.expect("gpu_link"), p2p=p2p)
+    path = tmp_path / "node.json"
+    path.write_text(json.dumps(facts))
+    result = run_suite(
+        "-m", f"{name} and distributed", "--gpus", "8", f"--facts={path}", "-k", "topology"
+    )
+    assert result.ret == 0, result.describe()
+    passed = {n for n, outcome in result.outcomes.items() if outcome == "passed"}
+    assert "test_gpu_numa_node_matches_cpu_affinity" in passed, result.describe()
