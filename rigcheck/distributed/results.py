@@ -123,6 +123,12 @@ def load_run(path: str | Path, launch: dict[str, Any] | None = None) -> Collecti
     if path.is_dir():
         ranks = _by_rank(path / "results", "result")
         progress = _by_rank(path / "progress", "progress")
+        runs = {e.get("run_id") for e in [*ranks.values(), *progress.values()]}
+        if len(runs) > 1:
+            raise CollectivesError(
+                f"{path} holds files of {len(runs)} torchrun jobs ({', '.join(map(str, runs))}): "
+                "give each run its own --report-dir"
+            )
         if launch is None and (path / "launch.json").exists():
             launch = _read(path / "launch.json")
         return CollectiveRun(str(path), ranks, progress, launch)

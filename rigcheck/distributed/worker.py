@@ -68,6 +68,7 @@ def rank_identity(environ) -> dict[str, Any]:
         "local_rank": int(environ.get("LOCAL_RANK", 0)),
         "local_world_size": int(environ.get("LOCAL_WORLD_SIZE", 1)),
         "node_rank": int(environ.get("GROUP_RANK", 0)),
+        "run_id": environ.get("TORCHELASTIC_RUN_ID"),  # torchrun's --rdzv-id (a uuid standalone)
     }
 
 

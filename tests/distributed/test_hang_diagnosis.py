@@ -96,6 +96,15 @@ def test_a_folder_with_two_runs_in_it_is_refused(tmp_path):
         load_run(tmp_path)
 
 
+def test_a_folder_with_files_of_two_jobs_is_refused(tmp_path):
+    for rank, run_id in ((0, "job-a"), (1, "job-b")):
+        path = tmp_path / "results" / f"n1.rank{rank:04d}.json"
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(json.dumps({"rank": rank, "host": "n1", "world_size": 2, "run_id": run_id}))
+    with pytest.raises(CollectivesError, match="holds files of 2 torchrun jobs"):
+        load_run(tmp_path)
+
+
 def test_a_file_that_is_no_bundle_is_refused(tmp_path):
     path = tmp_path / "x.json"
     path.write_text("{}")
