@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from rigcheck.facts.probe import error_record
@@ -221,10 +222,14 @@ def _nvlink(nvml, h) -> list[dict[str, Any]]:
 
 
 def _numa_node(nvml, h, pci: Any) -> int | None:
+    """sysfs first: NVML's NUMA id answers only on some platforms (Grace), N/A on x86."""
+    node_file = Path(f"/sys/bus/pci/devices/{pci['bus_id']}/numa_node") if _ok(pci) else None
+    if node_file is not None and node_file.exists():
+        node = int(node_file.read_text().strip())
+        return None if node < 0 else node  # -1: the platform reports no NUMA affinity
     getter = getattr(nvml, "nvmlDeviceGetNumaNodeId", None)
-    if getter is not None:
-        return getter(h)
-    from pathlib import Path
+    return getter(h) if getter is not None else None
 
-    node = Path(f"/sys/bus/pci/devices/{pci['bus_id']}/numa_node").read_text().strip()
-    return int(node)
+
+def _ok(value: Any) -> bool:
+    return isinstance(value, dict) and "bus_id" in value
