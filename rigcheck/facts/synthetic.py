@@ -18,11 +18,14 @@ import sys
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import combinations
 from pathlib import Path
 from typing import Any
 
 import rigcheck
+from rigcheck.facts.probe import error_record
 from rigcheck.facts.snapshot import SCHEMA_VERSION, Facts
+from rigcheck.facts.topology import format_cpulist, nvlink_between
 from rigcheck.spec import Spec, known_classes, load_spec
 
 MIB = 2**20
@@ -35,6 +38,15 @@ NOTE = (
 NO_NVML = "NVML unavailable (NVMLError_LibraryNotFound: NVML Shared Library Not Found)"
 # Bus ids of an 8-GPU HGX board, as sysfs writes them; a single-GPU machine has the first.
 BUS_IDS = [f"0000:{bus}:00.0" for bus in ("18", "2a", "3a", "5d", "9a", "ab", "ba", "db")]
+# The four NVSwitches of an HGX baseboard, where an SXM GPU's NVLinks end.
+NVSWITCH_BUS_IDS = ["0000:05:00.0", "0000:06:00.0", "0000:07:00.0", "0000:08:00.0"]
+# DGX-1's hybrid cube-mesh of eight V100s: (GPU, GPU) -> NVLinks between them, six per GPU.
+# Each quad is fully joined, and each GPU doubly to its twin in the other quad.
+CUBE_MESH = {
+    **{(a + q, b + q): n for q in (0, 4) for (a, b), n in {
+        (0, 1): 1, (0, 2): 1, (0, 3): 2, (1, 2): 2, (1, 3): 1, (2, 3): 1}.items()},
+    **{(i, i + 4): 2 for i in range(4)},
+}  # fmt: skip
 TORCH_RESERVED_MIB = 467  # cudaDeviceProp.totalGlobalMem is NVML's total less the driver's share
 IDLE_USED_MIB = 531  # NVML's used memory on an idle GPU with persistence mode on
 
@@ -53,16 +65,23 @@ class Board:
     host: str  # a key of HOSTS: the kind of server this board is sold in
     stack: str  # a key of STACKS: the software a healthy image of it runs
     gcn_arch: str | None = None
+    nvlink_fabric: str = "nvswitch"  # where the class has NVLink: "nvswitch" or "cube_mesh"
+    pcie_p2p: bool = True  # GeForce drivers refuse P2P over PCIe (topo -p2p: GNS)
 
 
 BOARDS = {
     "t4": Board("Tesla T4", "0x1EB8", 15360, "7.5", 40, 1590, 5001, "cloud_vm", "cu124"),
-    "v100": Board("Tesla V100-SXM2-32GB", "0x1DB5", 32768, "7.0", 80, 1530, 877, "xeon", "cu124"),
+    "v100": Board(
+        "Tesla V100-SXM2-32GB", "0x1DB5", 32768, "7.0", 80, 1530, 877, "xeon", "cu124",
+        nvlink_fabric="cube_mesh",
+    ),
     "rtx3090": Board(
-        "NVIDIA GeForce RTX 3090", "0x2204", 24576, "8.6", 82, 2100, 9751, "desktop", "cu124"
+        "NVIDIA GeForce RTX 3090", "0x2204", 24576, "8.6", 82, 2100, 9751, "desktop", "cu124",
+        pcie_p2p=False,
     ),
     "rtx4090": Board(
-        "NVIDIA GeForce RTX 4090", "0x2684", 24564, "8.9", 128, 3105, 10501, "desktop", "cu124"
+        "NVIDIA GeForce RTX 4090", "0x2684", 24564, "8.9", 128, 3105, 10501, "desktop", "cu124",
+        pcie_p2p=False,
     ),
     "l40s": Board("NVIDIA L40S", "0x26B9", 46068, "8.9", 142, 2520, 9001, "epyc", "cu124"),
     "a100_40gb": Board(
@@ -155,6 +174,7 @@ class Host:
     max_mhz: int | None
     simd_flags: tuple[str, ...]
     ram_gib: int
+    sockets: int = 1  # one NUMA node per socket
     virtualization: str = "none"
 
 
@@ -163,9 +183,11 @@ AVX512 = ("avx512_bf16", "avx512_vnni", "avx512f")
 HOSTS = {
     "xeon": Host(
         "Intel(R) Xeon(R) Platinum 8480+", (112, 224), 2.0, 3800,
-        (*X86, *AVX512, "amx_bf16", "amx_tile"), 2015,
+        (*X86, *AVX512, "amx_bf16", "amx_tile"), 2015, sockets=2,
     ),
-    "epyc": Host("AMD EPYC 9654 96-Core Processor", (192, 384), 2.4, 3709, (*X86, *AVX512), 1511),
+    "epyc": Host(
+        "AMD EPYC 9654 96-Core Processor", (192, 384), 2.4, 3709, (*X86, *AVX512), 1511, sockets=2,
+    ),
     "desktop": Host(
         "AMD Ryzen 9 7950X 16-Core Processor", (16, 32), 4.5, 5881, (*X86, *AVX512), 125
     ),
@@ -182,6 +204,7 @@ HOSTS = {
 
 def synthetic_snapshot(spec: Spec, gpus: int | None = None) -> dict[str, Any]:
     """A good facts snapshot of a machine of this class, with `gpus` devices (default: spec's)."""
+    topology: dict[str, Any] = error_record(NO_NVML)  # what the probe says without NVML
     if spec.backend == "cpu":
         devices, software, smoke = [], _cpu_software(), _smoke_cpu()
         host = _linux_host("cpu")
@@ -196,6 +219,8 @@ def synthetic_snapshot(spec: Spec, gpus: int | None = None) -> dict[str, Any]:
         devices = [_device(spec, board, i, count) for i in range(count)]
         software, smoke = _gpu_software(spec, board, stack, count), _smoke_gpu(spec, board, count)
         host = _linux_host(board.host)
+        if spec.vendor == "nvidia":
+            topology = _topology(spec, board, count)
     return {
         "schema_version": SCHEMA_VERSION,
         "origin": _origin(spec, gpus),
@@ -203,6 +228,7 @@ def synthetic_snapshot(spec: Spec, gpus: int | None = None) -> dict[str, Any]:
         "software": software,
         "devices": devices,
         "smoke": smoke,
+        "topology": topology,
     }
 
 
@@ -329,7 +355,7 @@ def _nvidia_device(spec: Spec, board: Board, index: int, count: int) -> dict[str
         "mig": None if mig is None else {"current": mig, "pending": mig},
         "processes": [],
         "nvlink": _nvlink(spec),
-        "numa_node": 0 if count < 2 else index * 2 // count,
+        "numa_node": None,  # NVML's GPU NUMA id is N/A (NotSupported) on x86 hosts
     }
 
 
@@ -408,6 +434,115 @@ def _nvlink(spec: Spec) -> list[dict[str, Any]]:
         {"link": i, "active": True, "version": link.get("version")}
         for i in range(link["links_per_device"])
     ]
+
+
+def _topology(spec: Spec, board: Board, count: int) -> dict[str, Any]:
+    """topology.probe_topology's record: each GPU's NUMA placement and links, each pair's path."""
+    host = HOSTS[board.host]
+    numa = _numa_cpus(host)
+    gpus = [_topology_gpu(spec, board, host, numa, i, count) for i in range(count)]
+    pairs = [
+        _topology_pair(spec, board, host, gpus, a, b, count)
+        for a, b in combinations(range(count), 2)
+    ]
+    return {"source": "nvml", "host_numa_cpus": numa, "gpus": gpus, "pairs": pairs}
+
+
+def _numa_cpus(host: Host) -> dict[str, str]:
+    """Each socket's cores and their SMT siblings, as the kernel lists a node's CPUs."""
+    physical, logical = host.cores
+    per = physical // host.sockets
+    smt = logical // physical
+    return {
+        str(s): format_cpulist(
+            [c + t * physical for t in range(smt) for c in range(s * per, (s + 1) * per)]
+        )
+        for s in range(host.sockets)
+    }
+
+
+def _socket(host: Host, index: int, count: int) -> int:
+    """GPUs split evenly across sockets: 0-3 on socket 0 and 4-7 on socket 1 of a 2-socket node."""
+    return index * host.sockets // count
+
+
+def _topology_gpu(
+    spec: Spec, board: Board, host: Host, numa: dict[str, str], index: int, count: int
+) -> dict[str, Any]:
+    socket = _socket(host, index, count)
+    return {
+        "index": index,
+        "bus_id": _bus_id(index),
+        # A VM's firmware gives its PCI devices no NUMA node: sysfs says -1.
+        "numa_node": -1 if host.virtualization != "none" else socket,
+        "cpu_affinity": numa[str(socket)],
+        "cpu_numa_nodes": [socket],
+        "nvlink": _far_ends(spec, board, index, count),
+    }
+
+
+def _far_ends(spec: Spec, board: Board, index: int, count: int) -> list[dict[str, Any]]:
+    """Each NVLink and its far end: an NVSwitch on HGX boards, a peer GPU in DGX-1's mesh."""
+    link = spec.expect("gpu_link")
+    if link["type"] != "nvlink":
+        return []
+    if board.nvlink_fabric == "cube_mesh":
+        peers = [peer for peer, n in _cube_mesh_peers(index) for _ in range(n)]
+        return [
+            {
+                "link": i,
+                "active": True,
+                "remote": "gpu",
+                "remote_bus_id": _bus_id(peer),
+                "remote_gpu": peer if peer < count else None,
+            }
+            for i, peer in enumerate(peers)
+        ]
+    return [
+        {
+            "link": i,
+            "active": True,
+            "remote": "switch",
+            "remote_bus_id": NVSWITCH_BUS_IDS[i % len(NVSWITCH_BUS_IDS)],
+            "remote_gpu": None,
+        }
+        for i in range(link["links_per_device"])
+    ]
+
+
+def _cube_mesh_peers(index: int) -> list[tuple[int, int]]:
+    """(peer, links) for one GPU of DGX-1's hybrid cube-mesh, by peer."""
+    joined = []
+    for (a, b), links in CUBE_MESH.items():
+        if index in (a, b):
+            joined.append((b if index == a else a, links))
+    return sorted(joined)
+
+
+def _topology_pair(
+    spec: Spec, board: Board, host: Host, gpus: list[dict[str, Any]], a: int, b: int, count: int
+) -> dict[str, Any]:
+    nvlink = nvlink_between(gpus[a], gpus[b])
+    p2p = "ok" if nvlink["links"] or board.pcie_p2p else "gpu_not_supported"
+    return {
+        "gpus": [a, b],
+        "pcie_path": _pcie_path(spec, host, a, b, count),
+        "nvlink": nvlink,
+        "p2p": {
+            "read": p2p,
+            "write": p2p,
+            "nvlink": "ok" if nvlink["links"] else "not_supported",
+            "atomics": "ok" if nvlink["links"] else "not_supported",
+        },
+    }
+
+
+def _pcie_path(spec: Spec, host: Host, a: int, b: int, count: int) -> str:
+    """PCIe servers pair GPUs under one switch; SXM GPUs each have their own switch."""
+    if _socket(host, a, count) != _socket(host, b, count):
+        return "SYS"
+    shares_switch = spec.expect("gpu_link")["type"] != "nvlink" and a // 2 == b // 2
+    return "PIX" if shares_switch else "NODE"
 
 
 def _amd_device(board: Board, index: int) -> dict[str, Any]:

@@ -8,7 +8,10 @@ dotted path, as Facts.get does, with `*` for every item of a list:
     {"set": "devices.*.ecc.current", "to": false}        every device
     {"set": "devices.0.processes", "to": [...]}          device 0 only
     {"scale": "devices.0.power.limit_w", "by": 0.6}      a number times a factor
+    {"add": "topology.pairs.0.nvlink.links", "by": -1}   a number plus an amount
     {"remove": "devices.7"}                              a list item or a key
+
+An edit with a `when` condition is made only on the classes that meet it.
 
 Conditions (`applies_to`, and `when` on a failure that only some classes see) test the spec:
 {"backends": [...], "vendors": [...], "classes": [...], "spec": {path: test}}, where a test is a
@@ -63,8 +66,12 @@ class Variant:
                 out.append(Failure(entry["test"], entry.get("message", self.message)))
         return out
 
-    def apply(self, snapshot: dict[str, Any]) -> dict[str, Any]:
-        return apply_changes(snapshot, self.changes)
+    def apply(self, snapshot: dict[str, Any], spec: Spec) -> dict[str, Any]:
+        """A broken copy of a good snapshot of this class; the original is left as it was."""
+        changes = [c for c in self.changes if matches(c.get("when", {}), spec)]
+        return apply_changes(
+            snapshot, [{k: v for k, v in c.items() if k != "when"} for c in changes]
+        )
 
 
 def load_variants(path: Path = VARIANTS_PATH) -> list[Variant]:
@@ -122,7 +129,7 @@ def apply_changes(snapshot: dict[str, Any], changes: list[dict[str, Any]]) -> di
     return broken
 
 
-EDITS = {"set": "to", "scale": "by", "remove": None}  # each edit's verb and its argument
+EDITS = {"set": "to", "scale": "by", "add": "by", "remove": None}  # each verb and its argument
 
 
 def _apply(snapshot: dict[str, Any], change: dict[str, Any]) -> None:
@@ -135,6 +142,8 @@ def _apply(snapshot: dict[str, Any], change: dict[str, Any]) -> None:
             container[key] = copy.deepcopy(arg)
         elif op == "scale":
             container[key] = round(container[key] * arg, 3)
+        elif op == "add":
+            container[key] += arg
         else:
             del container[key]
 
@@ -143,7 +152,7 @@ def _parse(change: dict[str, Any]) -> tuple[str, str, Any]:
     for op, arg in EDITS.items():
         if op in change and set(change) == {op, arg} - {None}:
             return op, change[op], change.get(arg)
-    raise VariantError(f"an edit is set+to, scale+by or remove: {change!r}")
+    raise VariantError(f"an edit is set+to, scale+by, add+by or remove: {change!r}")
 
 
 def _walk(node: Any, parts: list[str], path: str) -> list[Any]:

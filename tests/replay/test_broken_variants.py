@@ -1,0 +1,37 @@
+"""Every broken variant fails on every class it applies to: exactly its checks, with its message."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from rigcheck.facts.synthetic import synthetic_snapshot
+from rigcheck.facts.variants import load_variants
+from rigcheck.spec import load_all
+
+SNAPSHOTS = Path(__file__).resolve().parents[2] / "fixtures" / "snapshots"
+SPECS = load_all()
+CASES = [(name, v) for v in load_variants() for name, spec in SPECS.items() if v.applies(spec)]
+
+
+def good_snapshot(variant, name):
+    """What a variant breaks: the class's fixture, another class's (wrong product), or N GPUs."""
+    if variant.gpus is not None:
+        return synthetic_snapshot(SPECS[name], gpus=variant.gpus)
+    return json.loads((SNAPSHOTS / f"{variant.snapshot_of or name}.json").read_text())
+
+
+@pytest.mark.parametrize(("name", "variant"), CASES, ids=[f"{v.name}-{n}" for n, v in CASES])
+def test_variant_fails_exactly_its_checks(replay, known_defects, name, variant):
+    broken = variant.apply(good_snapshot(variant, name), SPECS[name])
+    gpus = ["--gpus", str(variant.gpus)] if variant.gpus else []
+    result = replay(broken, "-m", name, *gpus)
+
+    expected = {f.test: f.message for f in variant.failures(SPECS[name])}
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.describe()
+    assert not result.errors, result.describe()
+    assert set(result.failed) == set(expected) | set(known_defects(name)), result.describe()
+    for test, message in expected.items():
+        assert message in result.failed[test], (
+            f"{test} failed without {message!r} in its message:\n{result.failed[test]}"
+        )

@@ -1,0 +1,43 @@
+"""Every class's good snapshot passes its own class: any failure or error is a defect."""
+
+from pathlib import Path
+
+import pytest
+
+from rigcheck.facts.synthetic import synthetic_snapshot
+from rigcheck.spec import load_all
+
+SNAPSHOTS = Path(__file__).resolve().parents[2] / "fixtures" / "snapshots"
+SPECS = load_all()
+MULTI_GPU = [name for name, spec in SPECS.items() if spec.backend in ("cuda", "rocm")]
+
+
+@pytest.fixture
+def assert_passes(known_defects):
+    def check(result, name):
+        known = known_defects(name)
+        assert not result.errors, result.describe()
+        assert set(result.failed) == set(known), result.describe()
+        if known:
+            pytest.xfail("; ".join(sorted(set(known.values()))))
+        assert result.ret == pytest.ExitCode.OK, result.describe()
+
+    return check
+
+
+@pytest.mark.parametrize("name", sorted(SPECS))
+def test_good_snapshot_passes(replay, assert_passes, name):
+    assert_passes(replay(SNAPSHOTS / f"{name}.json", "-m", name), name)
+
+
+@pytest.mark.parametrize("name", MULTI_GPU)
+def test_good_8_gpu_node_passes_with_gpus_8(replay, assert_passes, name):
+    """With --gpus 8 the checks that need a peer run too: NVLink, topology, P2P, NUMA split."""
+    snapshot = synthetic_snapshot(SPECS[name], gpus=8)
+    assert_passes(replay(snapshot, "-m", name, "--gpus", "8"), name)
+
+
+def test_recorded_cpu_snapshot_passes(replay, assert_passes):
+    result = replay(SNAPSHOTS / "cpu-ci.json", "-m", "cpu")
+    assert "[recorded]" in result.output
+    assert_passes(result, "cpu")
