@@ -127,13 +127,15 @@ class PerfCheck:
             warnings.warn(DeviceSpreadWarning(f"{key}: {message}"), stacklevel=2)
 
     def _preconditions(self, entry: Entry, device: MeasuredDevice) -> None:
+        # A wrong product, or none at all, already fails test_identity.py naming both: measuring
+        # it against this class would only repeat that failure once per figure.
+        problems = identity_problems(self.facts, self.spec)
+        if problems:
+            pytest.skip(f"not a {self.spec.name} machine (test_identity fails): {problems[0]}")
         if device.ident == "none":
             pytest.fail(
                 f"no {self.spec.title} to measure: {describe_devices(self.facts)}", pytrace=False
             )
-        problems = identity_problems(self.facts, self.spec)
-        if problems:
-            pytest.skip(f"not a {self.spec.name} machine (test_identity fails): {problems[0]}")
         reason = entry.not_applicable(self.spec, self.facts, device)
         if reason:
             pytest.skip(reason)
