@@ -13,6 +13,7 @@ Light on import: nothing here imports torch.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 from pathlib import Path
@@ -245,5 +246,9 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     target = session.config.stash.get(TARGET_KEY, None)
     name = target.spec.name if target and target.spec else None
     pairs = [(r.device.ident, r.measurement) for r in perf.results]
-    note = "recorded live by rigcheck --record-measurements"
-    Path(path).write_text(json.dumps(recorded_file(pairs, name, note), indent=2) + "\n")
+    when = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    note = f"recorded live by `pytest --record-measurements` at {when}"
+    recorded = recorded_file(pairs, name, note)
+    if target is not None:
+        recorded["machine"] = machine_summary(target.facts.data, name)
+    Path(path).write_text(json.dumps(recorded, indent=2) + "\n")

@@ -10,7 +10,8 @@ from perf_inputs import cpu_facts, h100_facts, measurements
 
 from rigcheck.spec import load_spec
 
-H100_SYNTHETIC = Path(__file__).resolve().parents[2] / "fixtures/measurements/h100-synthetic.json"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
+H100_SYNTHETIC = FIXTURES / "measurements" / "h100-synthetic.json"
 
 BF16 = "-k", "test_matmul_tflops and bf16"
 
@@ -193,3 +194,21 @@ def test_the_reference_figures_pass_the_committed_h100_spec(perf_run, monkeypatc
         else:
             assert run.outcomes[name] == "failed", run.output
             assert "no reference for this class" in run.messages[name]
+
+
+def test_a_recorded_cpu_run_replays_to_its_verdicts(perf_run, monkeypatch):
+    """fixtures/measurements/cpu-ci-recorded.json: `pytest -m "cpu and perf"
+    --record-measurements=...` on the 2-core CI VM, judged again by the committed cpu spec."""
+    monkeypatch.delenv("RIGCHECK_EXPECTED_DIR")
+    facts = json.loads((FIXTURES / "snapshots" / "cpu-ci.json").read_text())
+    recorded = json.loads((FIXTURES / "measurements" / "cpu-ci-recorded.json").read_text())
+    assert recorded["kind"] == "recorded"
+    run = perf_run(facts, recorded, "-m", "cpu and perf")
+    assert run.ret == 0, run.output
+    assert run.only("passed") == [
+        "test_matmul_tflops[cpu-bf16]",
+        "test_matmul_tflops[cpu-fp32]",
+        "test_memory_bandwidth[cpu-device_copy_gbps]",
+        "test_memory_bandwidth[cpu-device_triad_gbps]",
+    ]
+    assert "(recorded)" in run.output
