@@ -29,9 +29,12 @@ def d2h_pinned_gbps(device: MeasuredDevice, timer: Timer) -> Measurement:
 def _link(device: MeasuredDevice, timer: Timer, direction: str) -> Measurement:
     import torch
 
-    pinned = torch.empty(COPY_BYTES, dtype=torch.uint8, pin_memory=True).random_(1, 256)
+    # Random bytes, never zeros; a random 4 MiB block tiled, as drawing 512 MiB takes seconds.
+    block = torch.randint(1, 256, (4 * MIB,), dtype=torch.uint8)
+    pinned = torch.empty(COPY_BYTES, dtype=torch.uint8, pin_memory=True)
+    pinned.view(-1, block.numel()).copy_(block)
     pageable = pinned.clone()
-    on_device = torch.empty(COPY_BYTES, dtype=torch.uint8, device=timer.device).random_(1, 256)
+    on_device = pinned.to(timer.device).roll(1)  # other bytes than the host's, for the check
 
     def copy(host, non_blocking):
         if direction == "h2d":

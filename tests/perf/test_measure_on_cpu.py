@@ -7,7 +7,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from rigcheck.measure import attention, matmul, memory_bw, train_step  # noqa: E402
+from rigcheck.measure import attention, host_link, matmul, memory_bw, train_step  # noqa: E402
 from rigcheck.measure.device import MeasuredDevice  # noqa: E402
 from rigcheck.measure.timing import Plan, SyncEvery, Timer  # noqa: E402
 
@@ -83,6 +83,21 @@ def test_copy_and_triad_count_read_plus_written_bytes(small, timer):
     assert copy.value > 0 and triad.value > 0
 
 
+@pytest.mark.parametrize("direction", ["h2d", "d2h"])
+def test_host_link_copies_check_delivery_and_report_pageable_beside_pinned(
+    timer, monkeypatch, direction
+):
+    """A CPU build has no pinned allocator: pin_memory is dropped, the rest runs as on a GPU."""
+    empty = torch.empty
+    monkeypatch.setattr(torch, "empty", lambda *a, pin_memory=False, **k: empty(*a, **k))
+    monkeypatch.setattr(host_link, "COPY_BYTES", 8 * 2**20)
+    monkeypatch.setattr(host_link, "PLAN", QUICK)
+    monkeypatch.setattr(host_link, "PAGEABLE_PLAN", QUICK)
+    m = getattr(host_link, f"{direction}_pinned_gbps")(CPU, timer)
+    assert m.key == f"{direction}_pinned_gbps" and m.value > 0
+    assert m.details["pageable_gbps"] > 0 and "bytes counted once" in m.definition
+
+
 def test_sdpa_flash_backend_runs_and_matches_float64(small, timer):
     m = attention.attention_sdpa_tflops(CPU, timer, "bf16")
     assert m.unit == "TFLOP/s" and m.value > 0
@@ -118,3 +133,29 @@ def test_sync_every_waits_once_per_round():
 def test_calls_per_round_fill_the_round(timer):
     n = timer.calls_per_round(lambda: sum(range(10_000)), Plan(rounds=1, round_s=0.01))
     assert n > 1
+
+
+def test_gpus_are_matched_to_torch_by_pci_bus_id_not_by_index(monkeypatch):
+    """CUDA numbers GPUs fastest first unless CUDA_DEVICE_ORDER=PCI_BUS_ID; NVML by bus."""
+    from types import SimpleNamespace
+
+    from rigcheck.facts import Facts
+    from rigcheck.measure.device import DeviceNotVisible, measured_devices, torch_device
+
+    facts = Facts({"devices": [
+        {"index": 0, "vendor": "nvidia", "pci": {"bus_id": "0000:18:00.0"}},
+        {"index": 1, "vendor": "nvidia", "pci": {"bus_id": "0000:2a:00.0"}},
+        {"index": 2, "vendor": "nvidia", "pci": {"bus_id": "0000:3a:00.0"}},
+    ]})  # fmt: skip
+    torch_order = [(0x2A, 0), (0x18, 0)]  # torch sees two GPUs, in another order
+    props = [
+        SimpleNamespace(pci_domain_id=d, pci_bus_id=b, pci_device_id=0) for b, d in torch_order
+    ]
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: len(props))
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda i: props[i])
+    gpu0, gpu1, gpu2 = measured_devices(facts, "cuda")
+    assert torch_device(gpu0) == torch.device("cuda", 1)
+    assert torch_device(gpu1) == torch.device("cuda", 0)
+    with pytest.raises(DeviceNotVisible, match=r"GPU 2 .* not among the 2 device"):
+        torch_device(gpu2)
