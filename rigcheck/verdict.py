@@ -65,7 +65,9 @@ def judge(key: str, measured: float, figure: dict[str, Any] | None) -> Judgement
 
 def _numbers(measured, unit, floor, achievable, datasheet) -> str:
     def show(v):
-        return "unknown" if v is None else f"{v:,.1f}"
+        if v is None:
+            return "unknown"
+        return f"{v:,.1f}" if abs(v) >= 10 else f"{v:.3g}"  # CPU figures are fractions of 1
 
     ratio = f", {measured / datasheet:.0%} of datasheet" if datasheet else ""
     return (
