@@ -3,9 +3,9 @@
 CI has no GPU, so every device class's fact checks are replayed on snapshots written here from
 the class's spec and a small table of what real boards report (NVML names, PCI ids, memory as
 NVML counts it: shared/reference/hardware.md and the spec sources). Each snapshot has exactly
-the shape the probes write (nvml.py, torch_probe.py, amd.py, apple.py, host.py): same keys,
-types and units. Identity facts (name, PCI id, memory, compute capability) come from the table,
-not the spec, so a spec that disagrees with real hardware fails its own good snapshot.
+the shape the probes write (nvml.py, torch_probe.py, topology.py, amd.py, apple.py, host.py):
+same keys, types and units. Identity facts (name, PCI id, memory, compute capability) come from
+the table, not the spec, so a spec that disagrees with real hardware fails its own good snapshot.
 
     python -m rigcheck.facts.synthetic --write fixtures/snapshots    # one file per class
     python -m rigcheck.facts.synthetic h100 --gpus 8                 # one snapshot on stdout

@@ -17,6 +17,8 @@ def assert_passes(known_defects):
     def check(result, name):
         known = known_defects(name)
         assert not result.errors, result.describe()
+        fixed = set(known) - set(result.failed)
+        assert not fixed, f"fixed on {name}, remove from KNOWN_DEFECTS: {sorted(fixed)}"
         assert set(result.failed) == set(known), result.describe()
         if known:
             pytest.xfail("; ".join(sorted(set(known.values()))))
