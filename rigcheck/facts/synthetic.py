@@ -355,8 +355,13 @@ def _nvidia_device(spec: Spec, board: Board, index: int, count: int) -> dict[str
         "mig": None if mig is None else {"current": mig, "pending": mig},
         "processes": [],
         "nvlink": _nvlink(spec),
-        "numa_node": None,  # NVML's GPU NUMA id is N/A (NotSupported) on x86 hosts
+        "numa_node": _numa_node(HOSTS[board.host], index, count),
     }
+
+
+def _numa_node(host: Host, index: int, count: int) -> int | None:
+    """sysfs's node for the GPU's PCI device; a VM's firmware gives none (-1, stored as None)."""
+    return _socket(host, index, count) if host.virtualization == "none" else None
 
 
 def _nvidia_pci(board: Board, index: int) -> dict[str, str]:

@@ -122,16 +122,19 @@ def fake_pynvml(device: dict, driver: dict) -> SimpleNamespace:
         nvmlDeviceGetGraphicsRunningProcesses=lambda h: [],
         nvmlDeviceGetNvLinkState=nvlink_state,
         nvmlDeviceGetNvLinkVersion=lambda h, link: links[link]["version"],
-        nvmlDeviceGetNumaNodeId=lambda h: unless_none(device["numa_node"]),
     )
     return nvml_module
 
 
 @pytest.mark.parametrize("name", NVIDIA)
-def test_nvml_probe_writes_back_the_synthetic_device(name, monkeypatch):
+def test_nvml_probe_writes_back_the_synthetic_device(name, monkeypatch, tmp_path):
     snapshot = synthetic_snapshot(SPECS[name], gpus=2)
     driver = snapshot["software"]["nvidia_driver"]
+    monkeypatch.setattr(nvml, "Path", lambda path: tmp_path / path.lstrip("/"))  # sysfs
     for device in snapshot["devices"]:
+        node = tmp_path / f"sys/bus/pci/devices/{device['pci']['bus_id']}/numa_node"
+        node.parent.mkdir(parents=True)
+        node.write_text(f"{-1 if device['numa_node'] is None else device['numa_node']}\n")
         monkeypatch.setattr(nvml, "_nvml", lambda device=device: fake_pynvml(device, driver))
         assert nvml.probe_device(device["index"]) == device
 
