@@ -12,13 +12,17 @@ from rigcheck.facts.probe import CommandRunner, guarded
 # The SIMD features that decide CPU matmul peak and bf16 support; py-cpuinfo spells them so.
 SIMD_FLAGS = (
     "sse4_2", "avx", "avx2", "fma", "avx512f", "avx512_bf16", "avx512_vnni",
-    "amx_bf16", "amx_tile", "asimd", "sve", "sve2", "bf16",
+    "amx_bf16", "amx_tile", "asimd", "sve", "sve2", "bf16", "i8mm", "sme",
 )  # fmt: skip
+
+# What macOS's `sysctl hw.optional` calls the same features on Apple silicon.
+APPLE_FEATURES = {"advsimd": "asimd", "neon": "asimd", "feat_bf16": "bf16",
+                  "feat_i8mm": "i8mm", "feat_sme": "sme"}  # fmt: skip
 
 
 def probe_host(run: CommandRunner) -> dict[str, Any]:
     """Everything about the host that a check or a report needs."""
-    cpu = guarded(_cpu_info)
+    cpu = guarded(lambda: _cpu_info(run))
     return {
         "os": platform.system(),
         "os_release": guarded(_os_release),
@@ -40,11 +44,13 @@ def _psutil():
     return psutil
 
 
-def _cpu_info() -> dict[str, Any]:
+def _cpu_info(run: CommandRunner) -> dict[str, Any]:
     import cpuinfo
 
     info = cpuinfo.get_cpu_info()
     flags = set(info.get("flags", []))
+    if platform.system() == "Darwin" and not flags:
+        flags = _apple_features(run)  # py-cpuinfo reads no flags on Apple silicon
     psutil = _psutil()
     freq = psutil.cpu_freq()
     return {
@@ -57,6 +63,17 @@ def _cpu_info() -> dict[str, Any]:
         "simd_flags": sorted(flags.intersection(SIMD_FLAGS)),
         "hypervisor_flag": "hypervisor" in flags,
     }
+
+
+def _apple_features(run: CommandRunner) -> set[str]:
+    """Features `sysctl hw.optional` reports as 1, in py-cpuinfo's names."""
+    result = run(["sysctl", "hw.optional"])
+    enabled = set()
+    for line in result.stdout.splitlines():
+        key, _, value = line.partition(":")
+        if value.strip() == "1":
+            enabled.add(key.rsplit(".", 1)[-1].strip().lower())
+    return {APPLE_FEATURES[f] for f in enabled if f in APPLE_FEATURES}
 
 
 def _os_release() -> str | None:

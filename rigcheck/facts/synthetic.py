@@ -311,7 +311,7 @@ def _mac_host(chip: AppleChip) -> dict[str, Any]:
             "cores_logical": chip.cores,
             "max_mhz": None,
             "advertised_hz": None,
-            "simd_flags": [],
+            "simd_flags": ["asimd", "bf16", "i8mm", "sme"],  # M4: Armv9.2 with SME
             "hypervisor_flag": False,
         },
         "memory_total_bytes": chip.memory_gib * GIB,

@@ -26,15 +26,7 @@ SUITES = REPO / "suites"
 # Checks that fail on a class's good snapshot for a defect outside the replay, with the defect.
 # A replay expects them on top of a variant's failures and reports them as an xfail; an entry
 # whose check passes again fails the replay, so each goes once its defect is fixed.
-APPLE_SIMD_FLAGS = (
-    "rigcheck/facts/host.py: py-cpuinfo reports no CPU flags on Apple silicon "
-    "(workhorsy/py-cpuinfo#162), so host.cpu.simd_flags is [] on every Mac and "
-    "test_host.py calls it empty; read them from `sysctl hw.optional` on macOS"
-)
-KNOWN_DEFECTS = {
-    "m4pro": {"test_host_fact_readable[host.cpu.simd_flags]": APPLE_SIMD_FLAGS},
-    "m4max": {"test_host_fact_readable[host.cpu.simd_flags]": APPLE_SIMD_FLAGS},
-}
+KNOWN_DEFECTS: dict[str, dict[str, str]] = {}
 
 
 @dataclass
