@@ -17,19 +17,8 @@ def require(facts: Facts, path: str) -> Any:
     try:
         return facts.get(path)
     except FactUnavailable as exc:
-        problem = _unreadable_parent(facts, path) or exc
+        problem = exc
     pytest.fail(f"cannot check: {problem}", pytrace=False)
-
-
-def _unreadable_parent(facts: Facts, path: str) -> FactUnavailable | None:
-    """Why a fact inside an unreadable one is missing: host.cpu.model when host.cpu is an error."""
-    parts = path.split(".")
-    for end in range(1, len(parts)):
-        parent = ".".join(parts[:end])
-        value = facts.find(parent)
-        if is_error(value):
-            return FactUnavailable(parent, value[ERROR_KEY])
-    return None
 
 
 def expected(spec: Spec, key: str) -> Any:

@@ -13,7 +13,7 @@ from rigcheck.facts.amd import amd_devices
 from rigcheck.facts.apple import is_apple_silicon, probe_apple_device
 from rigcheck.facts.host import probe_host
 from rigcheck.facts.nvml import probe_nvidia
-from rigcheck.facts.probe import CommandRunner, is_error
+from rigcheck.facts.probe import CommandRunner, error_record, is_error
 from rigcheck.facts.snapshot import SCHEMA_VERSION, Facts
 from rigcheck.facts.software import probe_nvcc, probe_torch_process
 from rigcheck.facts.topology import probe_topology
@@ -31,16 +31,25 @@ def collect_facts(run: CommandRunner | None = None) -> Facts:
         "host": probe_host(run),
         "software": {
             "torch": torch_facts,
-            "flash_attn": torch_side.get("flash_attn", {"installed": False}),
+            "flash_attn": _from_torch_side(torch_side, "flash_attn"),
             "nvidia_driver": driver,
             "nvcc": probe_nvcc(run),
         },
         "devices": nvidia or _other_devices(run, torch_facts),
-        "smoke": torch_side.get("smoke", {}),
+        "smoke": _from_torch_side(torch_side, "smoke"),
         "topology": probe_topology(),
     }
     data["origin"]["collect_seconds"] = round(time.monotonic() - started, 2)
     return Facts(data)
+
+
+def _from_torch_side(torch_side: dict[str, Any], key: str) -> Any:
+    """A fact the torch probe reads; when the probe died, its reason, not a made-up value."""
+    if key in torch_side:
+        return torch_side[key]
+    torch = torch_side.get("torch")
+    reason = torch["error"] if is_error(torch) else "the torch probe did not report it"
+    return error_record(reason)
 
 
 def _other_devices(run: CommandRunner, torch_facts: Any) -> list[dict[str, Any]]:

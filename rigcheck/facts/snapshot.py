@@ -29,12 +29,19 @@ class Facts:
         return self.data.get("origin", {})
 
     def get(self, path: str) -> Any:
-        """The value at a dotted path ("devices.0.ecc.current"); fails closed."""
-        value = self.find(path, default=_MISSING)
-        if value is _MISSING:
-            raise FactUnavailable(path, "not in the snapshot (recorded by an older rigcheck?)")
-        if is_error(value):
-            raise FactUnavailable(path, value[ERROR_KEY])
+        """The value at a dotted path ("devices.0.ecc.current"); fails closed.
+
+        A fact inside an unreadable one (host.cpu.model when host.cpu is an error record)
+        fails with the reason the outer one could not be read.
+        """
+        parts = path.split(".")
+        for end in range(1, len(parts) + 1):
+            prefix = ".".join(parts[:end])
+            value = self.find(prefix, default=_MISSING)
+            if value is _MISSING:
+                raise FactUnavailable(path, "not in the snapshot (recorded by an older rigcheck?)")
+            if is_error(value):
+                raise FactUnavailable(prefix, value[ERROR_KEY])
         return value
 
     def find(self, path: str, default: Any = None) -> Any:
