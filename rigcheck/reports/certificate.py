@@ -117,6 +117,13 @@ def _shown_path(path: Path) -> str:
 def software_versions(machine: dict[str, Any]) -> dict[str, str | None]:
     """What was tested (from the facts) and what tested it (this process's packages)."""
     versions = {name: _fact_text(machine, path) for name, path in SOFTWARE_FACTS.items()}
+    return {**versions, **_tool_versions()}
+
+
+@cache
+def _tool_versions() -> dict[str, str | None]:
+    """Looked up once per process: the certificate is rewritten after every check."""
+    versions: dict[str, str | None] = {}
     for tool in TOOLS:
         try:
             versions[tool] = metadata.version(tool)
