@@ -208,17 +208,28 @@ def _processes(nvml, h) -> list[dict[str, Any]]:
     return list(seen.values())
 
 
-def _nvlink(nvml, h) -> list[dict[str, Any]]:
-    """One entry per NVLink the device has; an empty list means no NVLink at all."""
-    links = []
+def nvlink_states(nvml, h) -> list[tuple[int, bool]]:
+    """(link number, active) for each NVLink the device has; empty without NVLink."""
+    states = []
     for link in range(nvml.NVML_NVLINK_MAX_LINKS):
         try:
-            active = nvml.nvmlDeviceGetNvLinkState(h, link) == nvml.NVML_FEATURE_ENABLED
+            state = nvml.nvmlDeviceGetNvLinkState(h, link)
         except nvml.NVMLError:
             continue  # this link number does not exist on the device
-        version = read(lambda link=link: nvml.nvmlDeviceGetNvLinkVersion(h, link))
-        links.append({"link": link, "active": active, "version": version})
-    return links
+        states.append((link, state == nvml.NVML_FEATURE_ENABLED))
+    return states
+
+
+def _nvlink(nvml, h) -> list[dict[str, Any]]:
+    """One entry per NVLink the device has; an empty list means no NVLink at all."""
+    return [
+        {
+            "link": link,
+            "active": active,
+            "version": read(lambda link=link: nvml.nvmlDeviceGetNvLinkVersion(h, link)),
+        }
+        for link, active in nvlink_states(nvml, h)
+    ]
 
 
 def _numa_node(nvml, h, pci: Any) -> int | None:

@@ -14,7 +14,7 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
-from rigcheck.facts.nvml import _short_bus_id, _text
+from rigcheck.facts.nvml import _short_bus_id, _text, nvlink_states
 from rigcheck.facts.probe import error_record, guarded, is_error
 
 # nvmlGpuTopologyLevel_t -> the abbreviation nvidia-smi topo -m prints (BOARD: two GPUs on one
@@ -112,11 +112,7 @@ def _cpu_affinity(nvml, h) -> list[int]:
 def _nvlinks(nvml, h) -> list[dict[str, Any]]:
     """Each NVLink the device has: active or not, and what is at its far end."""
     links = []
-    for link in range(nvml.NVML_NVLINK_MAX_LINKS):
-        try:
-            active = nvml.nvmlDeviceGetNvLinkState(h, link) == nvml.NVML_FEATURE_ENABLED
-        except nvml.NVMLError:
-            continue  # no such link on this device
+    for link, active in nvlink_states(nvml, h):
         entry: dict[str, Any] = {"link": link, "active": active}
         if active:
             entry.update(_far_end(nvml, h, link))
