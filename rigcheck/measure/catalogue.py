@@ -84,6 +84,8 @@ def _fp8(spec: Spec, facts: Facts, device: MeasuredDevice) -> str | None:
 def _flash_attn(spec: Spec, facts: Facts, device: MeasuredDevice) -> str | None:
     if spec.backend != "cuda":
         return f"flash-attn's kernel is measured on CUDA classes; {spec.name} is {spec.backend}"
+    if not spec.expected_value("flash_attn"):
+        return f"{spec.title} does not run flash-attn 2 (it needs compute capability 8.0+)"
     info = facts.find("software.flash_attn", {})
     if not isinstance(info, dict) or not info.get("installed") or info.get("import_error"):
         return (
