@@ -168,43 +168,80 @@ def _clocks(nvml, h) -> dict[str, int]:
     }
 
 
+def newest(nvml, names: list[str], *args: Any) -> Any:
+    """Call the first of these NVML functions the driver exports.
+
+    nvidia-ml-py binds functions newer than the installed driver: on an older driver the call
+    raises FunctionNotFound (or, for unversioned names, NVMLLibraryMismatchError).
+    """
+    missing = (nvml.NVMLError_FunctionNotFound, nvml.NVMLLibraryMismatchError)
+    for name in names[:-1]:
+        if hasattr(nvml, name):
+            try:
+                return getattr(nvml, name)(*args)
+            except missing:
+                continue
+    return getattr(nvml, names[-1])(*args)
+
+
 def _throttle_reasons(nvml, h) -> list[str]:
-    # Newer NVML calls them clock event reasons; older bindings only have the throttle name.
-    getter = getattr(nvml, "nvmlDeviceGetCurrentClocksEventReasons", None)
-    getter = getter or nvml.nvmlDeviceGetCurrentClocksThrottleReasons
-    mask = getter(h)
+    # Drivers before R535 have only the throttle name for what NVML now calls clock events.
+    names = ["nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"]
+    mask = newest(nvml, names, h)
     names = [name for bit, name in THROTTLE_REASONS.items() if mask & bit]
     unknown = mask & ~sum(THROTTLE_REASONS)
     return names + ([f"unknown_0x{unknown:x}"] if unknown else [])
 
 
-def _power(nvml, h) -> dict[str, float]:
+def _optional(nvml, fn: Callable[[], Any]) -> Any:
+    """A read that only adds context to a fact: None when it fails, so the fact is still kept."""
+    try:
+        return fn()
+    except (nvml.NVMLError, nvml.NVMLLibraryMismatchError):
+        return None
+
+
+def _power(nvml, h) -> dict[str, float | None]:
+    """The enforced limit is the fact; the rest (not read in some vGPU guests) is context."""
     watts = 1000.0  # NVML reports milliwatts
+
+    def extra(fn):
+        value = _optional(nvml, lambda: fn(h))
+        return None if value is None else value / watts
+
     return {
         "limit_w": nvml.nvmlDeviceGetEnforcedPowerLimit(h) / watts,
-        "default_limit_w": nvml.nvmlDeviceGetPowerManagementDefaultLimit(h) / watts,
-        "max_limit_w": nvml.nvmlDeviceGetPowerManagementLimitConstraints(h)[1] / watts,
-        "draw_w": nvml.nvmlDeviceGetPowerUsage(h) / watts,
+        "default_limit_w": extra(nvml.nvmlDeviceGetPowerManagementDefaultLimit),
+        "max_limit_w": extra(lambda h: nvml.nvmlDeviceGetPowerManagementLimitConstraints(h)[1]),
+        "draw_w": extra(nvml.nvmlDeviceGetPowerUsage),
     }
 
 
-def _pcie(nvml, h) -> dict[str, int]:
+def _pcie(nvml, h) -> dict[str, int | None]:
     """Current link, the device's own maximum, and the maximum this device+slot can reach."""
     return {
         "gen_current": nvml.nvmlDeviceGetCurrPcieLinkGeneration(h),
         "gen_max": nvml.nvmlDeviceGetMaxPcieLinkGeneration(h),
-        "gen_device_max": nvml.nvmlDeviceGetGpuMaxPcieLinkGeneration(h),
+        # Drivers before R510 lack this call; messages name it, no check needs it.
+        "gen_device_max": _optional(nvml, lambda: nvml.nvmlDeviceGetGpuMaxPcieLinkGeneration(h)),
         "width_current": nvml.nvmlDeviceGetCurrPcieLinkWidth(h),
         "width_max": nvml.nvmlDeviceGetMaxPcieLinkWidth(h),
     }
 
 
 def _processes(nvml, h) -> list[dict[str, Any]]:
+    """Compute and graphics processes; the _v3 calls need R510+, older drivers have _v2."""
     seen = {}
-    for proc in nvml.nvmlDeviceGetComputeRunningProcesses(h) + (
-        read(lambda: nvml.nvmlDeviceGetGraphicsRunningProcesses(h)) or []
-    ):
-        seen[proc.pid] = {"pid": proc.pid, "used_bytes": proc.usedGpuMemory}
+    for kind in ("Compute", "Graphics"):
+        name = f"nvmlDeviceGet{kind}RunningProcesses"
+        try:
+            procs = newest(nvml, [f"{name}_v3", f"{name}_v2", name], h)
+        except nvml.NVMLError_NotSupported:
+            if kind == "Compute":
+                raise
+            procs = []  # graphics processes are only a courtesy; compute ones are the check
+        for proc in procs:
+            seen[proc.pid] = {"pid": proc.pid, "used_bytes": proc.usedGpuMemory}
     return list(seen.values())
 
 

@@ -21,6 +21,14 @@ class NotSupported(NVMLError):
     pass
 
 
+class FunctionNotFound(NVMLError):
+    pass
+
+
+class LibraryMismatch(Exception):
+    pass
+
+
 def fake_pynvml(**overrides):
     """A pynvml stand-in shaped like an idle H100 SXM on a single-GPU VM."""
 
@@ -68,6 +76,10 @@ def fake_pynvml(**overrides):
     calls.update(overrides)
     module = types.SimpleNamespace(**calls)
     module.NVMLError, module.NVMLError_NotSupported = NVMLError, NotSupported
+    module.NVMLError_FunctionNotFound, module.NVMLLibraryMismatchError = (
+        FunctionNotFound,
+        LibraryMismatch,
+    )
     module.NVML_NVLINK_MAX_LINKS, module.NVML_FEATURE_ENABLED = 18, 1
     for name in [
         "NVML_TEMPERATURE_GPU",
@@ -124,6 +136,23 @@ def test_not_supported_is_none_not_an_error(use_fake):
     }
 
 
+def test_context_a_vgpu_guest_cannot_read_keeps_the_fact_it_qualifies(use_fake):
+    def not_supported(*_args):
+        raise NotSupported("Not Supported")
+
+    use_fake(
+        nvmlDeviceGetPowerUsage=not_supported,
+        nvmlDeviceGetPowerManagementDefaultLimit=not_supported,
+    )
+    _, (gpu,) = nvml.probe_nvidia()
+    assert gpu["power"] == {
+        "limit_w": 700.0,
+        "default_limit_w": None,
+        "max_limit_w": 700.0,
+        "draw_w": None,
+    }
+
+
 def test_a_failing_read_is_an_error_record_and_the_rest_is_still_read(use_fake):
     def lost(h):
         raise NVMLError("GPU is lost")
@@ -148,3 +177,33 @@ def test_no_driver_is_a_fact_with_its_reason(use_fake):
     driver, devices = nvml.probe_nvidia()
     assert devices == [] and driver["present"] is False
     assert "NVML Shared Library Not Found" in driver["reason"]
+
+
+def test_an_older_driver_is_read_through_the_calls_it_has(use_fake):
+    """nvidia-ml-py binds calls newer than the driver: R525 has no clock-event reasons and
+    R470 no _v3 process list; the probe falls back instead of failing the checks closed."""
+
+    def absent(*_args):
+        raise FunctionNotFound("Function Not Found")
+
+    def mismatch(*_args):
+        raise LibraryMismatch("Unversioned function called ...")
+
+    use_fake(
+        nvmlDeviceGetCurrentClocksEventReasons=absent,
+        nvmlDeviceGetCurrentClocksThrottleReasons=lambda h: 0x1,
+        nvmlDeviceGetComputeRunningProcesses=mismatch,
+        nvmlDeviceGetComputeRunningProcesses_v3=absent,
+        nvmlDeviceGetComputeRunningProcesses_v2=lambda h: [Proc(4242, 1 << 30)],
+        nvmlDeviceGetGraphicsRunningProcesses=mismatch,
+        nvmlDeviceGetGraphicsRunningProcesses_v3=absent,
+        nvmlDeviceGetGraphicsRunningProcesses_v2=lambda h: [Proc(4343, 1 << 20)],
+        nvmlDeviceGetGpuMaxPcieLinkGeneration=absent,
+    )
+    _, (gpu,) = nvml.probe_nvidia()
+    assert gpu["throttle_reasons"] == ["gpu_idle"]
+    assert gpu["pcie"]["gen_max"] == 5 and gpu["pcie"]["gen_device_max"] is None
+    assert gpu["processes"] == [
+        {"pid": 4242, "used_bytes": 1 << 30},
+        {"pid": 4343, "used_bytes": 1 << 20},
+    ]

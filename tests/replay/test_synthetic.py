@@ -25,6 +25,10 @@ class NotSupported(Exception):
     pass
 
 
+class FunctionNotFound(Exception):
+    pass
+
+
 def unless_none(value, convert=lambda v: v):
     """What NVML gives for a fact the snapshot has: None in the snapshot means NotSupported."""
     if value is None:
@@ -51,6 +55,8 @@ def fake_pynvml(device: dict, driver: dict) -> SimpleNamespace:
     nvml_module = SimpleNamespace(
         NVMLError=Exception,
         NVMLError_NotSupported=NotSupported,
+        NVMLError_FunctionNotFound=FunctionNotFound,
+        NVMLLibraryMismatchError=FunctionNotFound,
         NVML_TEMPERATURE_GPU=0,
         NVML_CLOCK_SM="sm",
         NVML_CLOCK_MEM="mem",
