@@ -35,8 +35,12 @@ def needs_backend(spec: Spec, *backends: str) -> None:
         pytest.skip(f"only for {'/'.join(backends)} classes; {spec.name} is {spec.backend}")
 
 
-def device_values(devices: list[dict], key: str) -> list[tuple[dict, Any]]:
-    """(device, value) for one per-device fact; an unreadable value on any device fails closed."""
+def device_values(devices: list[dict], key: str, required: bool = False) -> list[tuple[dict, Any]]:
+    """(device, value) for one per-device fact; an unreadable value on any device fails closed.
+
+    None is what a probe stores where the device does not support the read (NVML's
+    NotSupported); `required` fails on it too, for checks that have nothing to judge without it.
+    """
     pairs = []
     for device in devices:
         value = device.get(key, {ERROR_KEY: "not in the snapshot"})
@@ -44,6 +48,13 @@ def device_values(devices: list[dict], key: str) -> list[tuple[dict, Any]]:
             pytest.fail(
                 f"cannot check: GPU {device.get('index')} {key} could not be read: "
                 f"{value[ERROR_KEY]}",
+                pytrace=False,
+            )
+        if required and value is None:
+            pytest.fail(
+                f"cannot check: GPU {device.get('index')} {key} is not supported by this "
+                "device or driver (NVML: Not Supported), as in a vGPU guest. This class needs "
+                "it: run on bare metal or GPU passthrough, or upgrade the driver.",
                 pytrace=False,
             )
         pairs.append((device, value))

@@ -24,8 +24,8 @@ def test_ecc_enabled(spec, nvidia_devices):
         pytest.skip(f"{spec.name} is expected to run with ECC off")
     off = [
         f"{gpu_label(d)}: current {e['current']}, pending {e['pending']}"
-        for d, e in device_values(nvidia_devices, "ecc")
-        if not (e and e["current"])
+        for d, e in device_values(nvidia_devices, "ecc", required=True)
+        if not e["current"]
     ]
     assert not off, (
         f"ECC is off: {'; '.join(off)}. Enable it with `nvidia-smi -e 1` and reboot "
@@ -68,7 +68,7 @@ def test_no_throttle_at_idle(spec, nvidia_devices):
     allowed = set(spec.expect("idle_throttle_reasons_allowed"))
     bad = [
         f"{gpu_label(d)}: {', '.join(sorted(set(reasons) - allowed))}"
-        for d, reasons in device_values(nvidia_devices, "throttle_reasons")
+        for d, reasons in device_values(nvidia_devices, "throttle_reasons", required=True)
         if set(reasons) - allowed
     ]
     assert not bad, (
@@ -82,8 +82,8 @@ def test_power_limit_not_capped(spec, nvidia_devices):
     margin = spec.data["expect"].get("power_limit_margin", 0.05)
     floor = tdp * (1 - margin)
     capped = [
-        f"{gpu_label(d)}: {p['limit_w']:.0f} W (default {p['default_limit_w']:.0f} W)"
-        for d, p in device_values(nvidia_devices, "power")
+        f"{gpu_label(d)}: {p['limit_w']:.0f} W (default {p.get('default_limit_w') or '?'} W)"
+        for d, p in device_values(nvidia_devices, "power", required=True)
         if p["limit_w"] < floor
     ]
     assert not capped, (
@@ -105,8 +105,9 @@ def test_pcie_generation(spec, nvidia_devices):
     """The maximum this device can reach in this slot: idle GPUs drop the current link gen."""
     want = expected_pcie(spec)["generation"]
     slow = [
-        f"{gpu_label(d)}: Gen{p['gen_max']} max in this slot (device Gen{p['gen_device_max']})"
-        for d, p in device_values(nvidia_devices, "pcie")
+        f"{gpu_label(d)}: Gen{p['gen_max']} max in this slot "
+        f"(device Gen{p.get('gen_device_max') or '?'})"
+        for d, p in device_values(nvidia_devices, "pcie", required=True)
         if p["gen_max"] < want
     ]
     assert not slow, (
@@ -119,7 +120,7 @@ def test_pcie_width(spec, nvidia_devices):
     want = expected_pcie(spec)["width"]
     narrow = [
         f"{gpu_label(d)}: x{p['width_current']} (max x{p['width_max']})"
-        for d, p in device_values(nvidia_devices, "pcie")
+        for d, p in device_values(nvidia_devices, "pcie", required=True)
         if p["width_current"] < want
     ]
     assert not narrow, (
@@ -131,7 +132,11 @@ def test_pcie_width(spec, nvidia_devices):
 def test_persistence_mode(spec, nvidia_devices):
     if not expected(spec, "persistence_mode"):
         pytest.skip(f"{spec.name} does not expect persistence mode")
-    off = [gpu_label(d) for d, on in device_values(nvidia_devices, "persistence_mode") if not on]
+    off = [
+        gpu_label(d)
+        for d, on in device_values(nvidia_devices, "persistence_mode", required=True)
+        if not on
+    ]
     assert not off, (
         f"persistence mode off on {', '.join(off)}: every CUDA start re-initialises the "
         "driver (seconds of latency, lost clocks). Run nvidia-persistenced."
@@ -157,7 +162,7 @@ def test_no_other_processes(facts, spec, nvidia_devices):
     mine = {os.getpid()} if facts.origin.get("kind") == "live" else set()
     busy = [
         f"{gpu_label(d)}: pids {', '.join(str(p['pid']) for p in procs if p['pid'] not in mine)}"
-        for d, procs in device_values(nvidia_devices, "processes")
+        for d, procs in device_values(nvidia_devices, "processes", required=True)
         if any(p["pid"] not in mine for p in procs)
     ]
     assert not busy, (
