@@ -7,12 +7,15 @@ from collections import Counter
 from typing import Any
 
 from rigcheck.facts import Facts
+from rigcheck.facts.probe import ERROR_KEY, is_error
 from rigcheck.spec import Spec
 
 
 def describe_device(device: dict[str, Any]) -> str:
     """'NVIDIA H100 80GB HBM3 (PCI 0x2330)' — how a device is named in messages."""
     name = device.get("name")
+    if is_error(name):
+        return f"an unreadable {device.get('vendor', '?')} device ({name[ERROR_KEY]})"
     name = name if isinstance(name, str) else f"{device.get('vendor', '?')} device"
     pci = device.get("pci")
     pci_id = pci.get("device_id") if isinstance(pci, dict) else None
@@ -31,7 +34,7 @@ def no_device_reason(facts: Facts) -> str:
     """Why a machine shows no accelerator: the driver's and torch's own words."""
     reasons = []
     driver = facts.find("software.nvidia_driver", {})
-    if isinstance(driver, dict) and not driver.get("present", True):
+    if isinstance(driver, dict) and (not driver.get("present", True) or "reason" in driver):
         reasons.append(driver.get("reason", "no NVIDIA driver"))
     torch = facts.find("software.torch", {})
     if isinstance(torch, dict) and "error" in torch:

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from rigcheck.facts.probe import error_record
+from rigcheck.facts.probe import error_record, guarded
 
 # NVML's clock event (throttle) reason bits, named as nvidia-smi names them.
 THROTTLE_REASONS = {
@@ -53,10 +53,25 @@ def probe_nvidia() -> tuple[dict[str, Any], list[dict[str, Any]]]:
             "version": read(nvml.nvmlSystemGetDriverVersion),
             "cuda_driver_version": read(lambda: _cuda_version(nvml)),
         }
-        count = nvml.nvmlDeviceGetCount()
-        return driver, [probe_device(i) for i in range(count)]
+        count = read(nvml.nvmlDeviceGetCount)
+        if not isinstance(count, int):
+            driver["reason"] = f"NVML could not count the GPUs: {count}"
+            return driver, []
+        return driver, [_probe_or_lost(i) for i in range(count)]
     finally:
-        nvml.nvmlShutdown()
+        guarded(nvml.nvmlShutdown)
+
+
+def _probe_or_lost(index: int) -> dict[str, Any]:
+    """A GPU NVML counts but cannot open (fallen off the bus) is a device that says so."""
+    try:
+        return probe_device(index)
+    except Exception as exc:
+        reason = error_record(
+            f"NVML cannot open GPU {index} ({type(exc).__name__}: {exc}): a GPU that fell off "
+            "the bus? Check `nvidia-smi` and `dmesg | grep -i xid`"
+        )
+        return {"index": index, "vendor": "nvidia", "name": reason, "pci": reason}
 
 
 def _cuda_version(nvml) -> str:

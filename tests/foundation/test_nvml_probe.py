@@ -6,7 +6,8 @@ from collections import namedtuple
 
 import pytest
 
-from rigcheck.facts import nvml
+from rigcheck.detect import describe_device, no_device_reason
+from rigcheck.facts import Facts, nvml
 
 Pci = namedtuple("Pci", "busId pciDeviceId pciSubSystemId")
 Mem = namedtuple("Mem", "total free used")
@@ -207,3 +208,27 @@ def test_an_older_driver_is_read_through_the_calls_it_has(use_fake):
         {"pid": 4242, "used_bytes": 1 << 30},
         {"pid": 4343, "used_bytes": 1 << 20},
     ]
+
+
+def test_a_gpu_nvml_cannot_open_is_a_device_saying_so_not_a_crash(use_fake):
+    def handle(i):
+        if i == 1:
+            raise NVMLError("Unknown Error")
+        return f"h{i}"
+
+    use_fake(nvmlDeviceGetCount=lambda: 2, nvmlDeviceGetHandleByIndex=handle)
+    _, (good, lost) = nvml.probe_nvidia()
+    assert good["name"] == "NVIDIA H100 80GB HBM3"
+    assert lost["index"] == 1 and "NVML cannot open GPU 1" in lost["pci"]["error"]
+    assert describe_device(lost).startswith("an unreadable nvidia device (NVML cannot open GPU 1")
+
+
+def test_a_device_count_nvml_cannot_read_is_the_reason_no_gpu_shows(use_fake):
+    def count():
+        raise NVMLError("Unknown Error")
+
+    use_fake(nvmlDeviceGetCount=count)
+    driver, devices = nvml.probe_nvidia()
+    assert devices == [] and driver["version"] == "550.54.15"
+    facts = Facts({"software": {"nvidia_driver": driver}, "devices": devices})
+    assert "NVML could not count the GPUs" in no_device_reason(facts)
