@@ -34,12 +34,14 @@ def test_ecc_enabled(spec, nvidia_devices):
 
 
 def test_no_uncorrected_ecc_errors(spec, nvidia_devices):
+    """NVML counts errors only with ECC on; GPUs with it off are test_ecc_enabled's failure."""
     expected(spec, "ecc")
+    ecc_on = [d for d, e in device_values(nvidia_devices, "ecc") if e and e["current"]]
     bad = [
         f"{gpu_label(d)}: {e['volatile_uncorrected']} since boot, "
         f"{e['aggregate_uncorrected']} lifetime"
-        for d, e in device_values(nvidia_devices, "ecc_errors")
-        if e and e["volatile_uncorrected"] > 0
+        for d, e in device_values(ecc_on, "ecc_errors", required=True)
+        if e["volatile_uncorrected"] > 0
     ]
     assert not bad, (
         f"uncorrected ECC errors: {'; '.join(bad)}. The GPU needs a reset and, if they recur, "

@@ -39,3 +39,11 @@ def test_context_a_vgpu_guest_cannot_read_leaves_the_check_its_fact(replay):
         "GPU 0 (0000:18:00.0): 500 W (default ? W)" in result.failed["test_power_limit_not_capped"]
     ), result.describe()
     assert "Gen4 max in this slot (device Gen?)" in result.failed["test_pcie_generation"]
+
+
+def test_ecc_on_without_error_counters_is_no_verdict_not_a_pass(replay):
+    snapshot = copy.deepcopy(H100)
+    snapshot["devices"][0]["ecc_errors"] = None
+    result = replay(snapshot, "-m", "h100")
+    assert set(result.failed) == {"test_no_uncorrected_ecc_errors"}, result.describe()
+    assert "ecc_errors is not supported" in result.failed["test_no_uncorrected_ecc_errors"]
