@@ -44,6 +44,8 @@ def probe_nvcc(run: CommandRunner) -> dict[str, Any] | None:
         result = run([path, "--version"])
     except subprocess.TimeoutExpired:
         return error_record(f"{path} --version did not answer in {run.timeout_s} s")
+    except OSError as exc:  # a broken install: not executable, wrong architecture
+        return error_record(f"{path} --version could not run: {exc}")
     match = NVCC_RELEASE.search(result.stdout)
     if result.returncode != 0 or not match:
         return error_record(f"{path} --version gave no release: {result.stdout[-200:]!r}")

@@ -8,12 +8,14 @@ from rigcheck.facts import software
 class FakeRunner:
     timeout_s = 20
 
-    def __init__(self, stdout="", returncode=0, hang=False):
-        self.stdout, self.returncode, self.hang = stdout, returncode, hang
+    def __init__(self, stdout="", returncode=0, hang=False, oserror=None):
+        self.stdout, self.returncode, self.hang, self.oserror = stdout, returncode, hang, oserror
 
     def __call__(self, argv):
         if self.hang:
             raise subprocess.TimeoutExpired(argv, self.timeout_s)
+        if self.oserror:
+            raise self.oserror
         return subprocess.CompletedProcess(argv, self.returncode, self.stdout, "")
 
 
@@ -45,3 +47,9 @@ def test_a_hanging_nvcc_is_an_error_record(monkeypatch):
 def test_garbage_output_is_an_error_record(monkeypatch):
     monkeypatch.setattr(software.shutil, "which", lambda *a, **k: "/opt/nvcc")
     assert "gave no release" in software.probe_nvcc(FakeRunner("segfault"))["error"]
+
+
+def test_an_nvcc_that_cannot_run_is_an_error_record(monkeypatch):
+    monkeypatch.setattr(software.shutil, "which", lambda *a, **k: "/opt/nvcc")
+    broken = FakeRunner(oserror=OSError(8, "Exec format error"))
+    assert "could not run: [Errno 8] Exec format error" in software.probe_nvcc(broken)["error"]
