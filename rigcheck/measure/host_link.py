@@ -26,6 +26,10 @@ def d2h_pinned_gbps(device: MeasuredDevice, timer: Timer) -> Measurement:
     return _link(device, timer, "d2h")
 
 
+def copy_into(dst, src, non_blocking: bool) -> None:
+    dst.copy_(src, non_blocking=non_blocking)
+
+
 def _link(device: MeasuredDevice, timer: Timer, direction: str) -> Measurement:
     import torch
 
@@ -38,13 +42,15 @@ def _link(device: MeasuredDevice, timer: Timer, direction: str) -> Measurement:
 
     def copy(host, non_blocking):
         if direction == "h2d":
-            return lambda: on_device.copy_(host, non_blocking=non_blocking)
-        return lambda: host.copy_(on_device, non_blocking=non_blocking)
+            return lambda: copy_into(on_device, host, non_blocking)
+        return lambda: copy_into(host, on_device, non_blocking)
 
     timing = timer.time(copy(pinned, True), PLAN, headline=True)
-    pageable_timing = timer.time(copy(pageable, False), PAGEABLE_PLAN)
+    # Checked before the pageable copies, which move the same bytes and would hide a pinned
+    # copy that delivered nothing.
     if not torch.equal(pinned[-4096:], on_device[-4096:].cpu()):
-        raise AssertionError(f"the {direction} copy did not deliver the bytes it was given")
+        raise AssertionError(f"the pinned {direction} copy did not deliver the bytes it was given")
+    pageable_timing = timer.time(copy(pageable, False), PAGEABLE_PLAN)
     gb = COPY_BYTES / 1e9
     median, best = rates(gb, timing.per_call_s)
     way = "host to device" if direction == "h2d" else "device to host"

@@ -98,6 +98,21 @@ def test_host_link_copies_check_delivery_and_report_pageable_beside_pinned(
     assert m.details["pageable_gbps"] > 0 and "bytes counted once" in m.definition
 
 
+@pytest.mark.parametrize("direction", ["h2d", "d2h"])
+def test_a_pinned_copy_that_delivers_nothing_fails(timer, monkeypatch, direction):
+    """The pageable copies move the same bytes afterwards: they must not hide it."""
+    empty, copy_into = torch.empty, host_link.copy_into
+    monkeypatch.setattr(torch, "empty", lambda *a, pin_memory=False, **k: empty(*a, **k))
+    monkeypatch.setattr(host_link, "COPY_BYTES", 8 * 2**20)
+    monkeypatch.setattr(host_link, "PLAN", QUICK)
+    monkeypatch.setattr(host_link, "PAGEABLE_PLAN", QUICK)
+    monkeypatch.setattr(
+        host_link, "copy_into", lambda dst, src, nb: None if nb else copy_into(dst, src, nb)
+    )
+    with pytest.raises(AssertionError, match=f"pinned {direction} copy did not deliver"):
+        getattr(host_link, f"{direction}_pinned_gbps")(CPU, timer)
+
+
 def test_sdpa_flash_backend_runs_and_matches_float64(small, timer):
     m = attention.attention_sdpa_tflops(CPU, timer, "bf16")
     assert m.unit == "TFLOP/s" and m.value > 0
