@@ -98,11 +98,12 @@ class CollectiveRun:
         return next((r.get("backend") for r in self.results() if r.get("backend")), None)
 
     def bandwidth(self, op: str) -> Bandwidth | str:
-        """The op over all ranks, or why there is none (skipped or missing somewhere)."""
+        """The op over all ranks, or why it was skipped; CollectivesError when a rank that
+        finished has no result for it (a missing measurement is not a skip)."""
         entries = [(r["rank"], r.get(op)) for r in self.results()]
         for rank, entry in entries:
             if not isinstance(entry, dict):
-                return f"{self.label(rank)} has no {op} result"
+                raise CollectivesError(f"{self.label(rank)} has no {op} result in {self.source}")
             if "skipped" in entry:
                 return entry["skipped"]
         world = self.world_size or len(entries)

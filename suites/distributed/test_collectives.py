@@ -19,6 +19,7 @@ from rigcheck.distributed.pairs import (
     pair_label,
     slow_pairs,
 )
+from rigcheck.distributed.results import CollectivesError
 from rigcheck.spec import GIB
 from rigcheck.verdict import FAIL, WARN, judge, record
 
@@ -35,6 +36,18 @@ def finished(run) -> None:
             "test_process_group_started_on_every_rank has the whole story",
             pytrace=False,
         )
+
+
+def bandwidth_of(run, op: str):
+    """The op's bandwidth over all ranks; skipped where the worker skipped it (one rank),
+    failed where a rank's result lacks it."""
+    try:
+        bw = run.bandwidth(op)
+    except CollectivesError as exc:
+        pytest.fail(f"cannot check: {exc}", pytrace=False)
+    if isinstance(bw, str):
+        pytest.skip(f"no {op} bandwidth: {bw}")
+    return bw
 
 
 def nccl_only(run) -> None:
@@ -126,9 +139,7 @@ def test_allreduce_correct(collective_run):
 
 def test_allreduce_bus_bandwidth(collective_run, spec, record_property):
     finished(collective_run)
-    bw = collective_run.bandwidth("allreduce")
-    if isinstance(bw, str):
-        pytest.skip(f"no all-reduce bandwidth: {bw}")
+    bw = bandwidth_of(collective_run, "allreduce")
     judgement = judge(
         "allreduce_busbw_gbps", bw.busbw_gbps, spec.figures.get("allreduce_busbw_gbps")
     )
@@ -171,9 +182,7 @@ def test_allgather_and_reducescatter(collective_run, record_property):
     finished(collective_run)
     wrong = []
     for op in ("allgather", "reducescatter"):
-        bw = collective_run.bandwidth(op)
-        if isinstance(bw, str):
-            pytest.skip(f"no {op} bandwidth: {bw}")
+        bw = bandwidth_of(collective_run, op)
         record_property(f"{op}_busbw_gbps", round(bw.busbw_gbps, 2))
         record_property(f"{op}_algbw_gbps", round(bw.algbw_gbps, 2))
         if not bw.verified:

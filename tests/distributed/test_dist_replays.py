@@ -157,3 +157,18 @@ def test_a_synthetic_node_with_a_healthy_topology_passes(run_suite, tmp_path, na
     assert result.ret == 0, result.describe()
     passed = {n for n, outcome in result.outcomes.items() if outcome == "passed"}
     assert "test_gpu_numa_node_matches_cpu_affinity" in passed, result.describe()
+
+
+def test_a_rank_without_a_collective_result_fails_rather_than_skips(run_suite, tmp_path):
+    """A missing measurement is not a skip: the check says which rank lacks it."""
+    folder = FIXTURES / "h100_8x_nvswitch"
+    run = json.loads((folder / "collectives.json").read_text())
+    del run["ranks"][3]["allgather"]
+    path = tmp_path / "collectives.json"
+    path.write_text(json.dumps(run))
+    result = run_suite(
+        *CLASS_ARGS["h100"], f"--facts={folder / 'facts.json'}", f"--collectives={path}"
+    )
+    assert set(result.failed()) == {"test_allgather_and_reducescatter"}, result.describe()
+    message = result.messages["test_allgather_and_reducescatter"]
+    assert "rank 3 (GPU 3) has no allgather result" in message, message
