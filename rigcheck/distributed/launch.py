@@ -60,6 +60,9 @@ def run_torchrun(argv: list[str], report_dir: Path, timeout_s: float) -> dict[st
         except subprocess.TimeoutExpired:
             stopped_at = time.time()
             stop_group(proc)
+        except BaseException:  # Ctrl-C: in its own session the job would not get the SIGINT,
+            stop_group(proc)  # and would keep every GPU busy after pytest has gone
+            raise
     record = {
         "argv": argv,
         "returncode": proc.returncode,
