@@ -68,10 +68,11 @@ def _bf16_supported(torch) -> dict[str, bool] | None:
     """torch answers True on pre-Ampere GPUs through emulation unless asked for native only."""
     if not torch.cuda.is_available():
         return None
-    return {
-        "with_emulation": torch.cuda.is_bf16_supported(),
-        "native": torch.cuda.is_bf16_supported(including_emulation=False),
-    }
+    try:
+        native = torch.cuda.is_bf16_supported(including_emulation=False)
+    except TypeError:  # torch before the keyword existed: native means Ampere or newer
+        native = torch.cuda.get_device_capability() >= (8, 0)
+    return {"with_emulation": torch.cuda.is_bf16_supported(), "native": native}
 
 
 def _devices(torch) -> list[dict[str, Any]]:

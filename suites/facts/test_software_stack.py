@@ -1,5 +1,7 @@
 """Does the software stack fit together: torch, driver, nvcc, cuDNN, NCCL, flash-attn."""
 
+import warnings
+
 import pytest
 
 from rigcheck.require import expected, needs_backend, require, version_tuple
@@ -9,6 +11,12 @@ pytestmark = pytest.mark.facts
 # The oldest Linux driver each CUDA major release runs on (CUDA toolkit release notes,
 # "minor version compatibility"): below it, nothing built with that CUDA starts.
 MIN_DRIVER_FOR_CUDA_MAJOR = {11: "450.80.02", 12: "525.60.13", 13: "580.65.06"}
+
+
+class DriverOlderThanTorchCuda(UserWarning):
+    """The driver's CUDA is an older minor than torch's: works, without PTX JIT."""
+
+
 BUILD_FOR_BACKEND = {"cuda": "cuda", "rocm": "rocm", "mps": "cpu"}
 
 
@@ -46,7 +54,13 @@ def test_driver_supports_torch_cuda(facts, spec):
         pytest.fail("torch has no CUDA version: it is not a CUDA build", pytrace=False)
     driver = require(facts, "software.nvidia_driver.version")
     major = version_tuple(torch_cuda)[0]
-    minimum = MIN_DRIVER_FOR_CUDA_MAJOR.get(major, "0")
+    minimum = MIN_DRIVER_FOR_CUDA_MAJOR.get(major)
+    if minimum is None:
+        pytest.fail(
+            f"rigcheck does not know the oldest driver for CUDA {major}.x (torch's CUDA "
+            f"{torch_cuda}): add it to MIN_DRIVER_FOR_CUDA_MAJOR from the CUDA release notes",
+            pytrace=False,
+        )
     assert version_tuple(driver) >= version_tuple(minimum), (
         f"driver {driver} is too old for torch's CUDA {torch_cuda}: CUDA {major}.x needs "
         f"driver >= {minimum}. Upgrade the driver, or install a torch built for an older CUDA."
@@ -54,17 +68,27 @@ def test_driver_supports_torch_cuda(facts, spec):
 
 
 def test_driver_cuda_not_older_than_torch_cuda(facts, spec):
-    """Same major, older minor runs by minor-version compatibility, but without PTX JIT."""
+    """An older major cannot run torch at all; an older minor runs by minor-version
+    compatibility, without PTX JIT: a warning, not a failure."""
     needs_backend(spec, "cuda")
     torch_cuda = require(facts, "software.torch.cuda_version")
     driver_cuda = require(facts, "software.nvidia_driver.cuda_driver_version")
     if torch_cuda is None:
         pytest.fail("torch has no CUDA version: it is not a CUDA build", pytrace=False)
-    ok = version_tuple(driver_cuda)[:2] >= version_tuple(torch_cuda)[:2]
-    assert ok, (
+    driver, built = version_tuple(driver_cuda)[:2], version_tuple(torch_cuda)[:2]
+    if driver[0] == built[0] and driver < built:
+        warnings.warn(
+            f"the driver supports CUDA up to {driver_cuda}, torch was built with CUDA "
+            f"{torch_cuda}: it runs by minor-version compatibility, but kernels JIT-compiled "
+            "from PTX (a GPU newer than torch's arch list, some triton paths) fail. "
+            "Upgrade the driver to remove the risk.",
+            DriverOlderThanTorchCuda,
+            stacklevel=1,
+        )
+    assert driver[0] >= built[0], (
         f"the driver supports CUDA up to {driver_cuda}, torch was built with CUDA {torch_cuda}: "
-        "kernels that need JIT compilation from PTX (new GPUs, torch.compile/triton on some "
-        "paths) fail. Upgrade the driver or use a torch built for CUDA <= the driver's."
+        "torch cannot initialise CUDA. Upgrade the driver or use a torch built for CUDA "
+        f"{driver[0]}.x."
     )
 
 

@@ -95,3 +95,18 @@ def test_gpus_overrides_the_expected_count(pytester, cpu_snapshot):
     result.stdout.fnmatch_lines(
         ["E * expected 2 accelerator(s) for cpu, found 0: none*", "FAILED *::test_device_count*"]
     )
+
+
+def test_an_older_minor_driver_cuda_passes_with_a_warning(pytester, tmp_path):
+    """CUDA minor-version compatibility: torch cu12.8 runs on a 12.2 driver, without PTX JIT."""
+    from rigcheck.facts.synthetic import synthetic_snapshot
+    from rigcheck.spec import load_spec
+
+    facts = synthetic_snapshot(load_spec("h100"))
+    facts["software"]["torch"]["cuda_version"] = "12.8"
+    facts["software"]["nvidia_driver"].update(version="535.104.05", cuda_driver_version="12.2")
+    path = tmp_path / "h100-old-minor.json"
+    path.write_text(json.dumps(facts))
+    result = run_suites(pytester, "-m", "h100 and facts", f"--facts={path}", "-k", "driver")
+    assert result.ret == 0, result.stdout.str()
+    result.stdout.fnmatch_lines(["*DriverOlderThanTorchCuda: the driver supports CUDA up to 12.2*"])
