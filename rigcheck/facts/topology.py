@@ -14,7 +14,7 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
-from rigcheck.facts.nvml import _short_bus_id, _text, nvlink_states
+from rigcheck.facts.nvml import _short_bus_id, _text, nvlink_states, read
 from rigcheck.facts.probe import error_record, guarded, is_error
 
 # nvmlGpuTopologyLevel_t -> the abbreviation nvidia-smi topo -m prints (BOARD: two GPUs on one
@@ -68,26 +68,16 @@ def _topology(nvml, sysfs: Path) -> dict[str, Any]:
     return {"source": "nvml", "host_numa_cpus": numa_cpus, "gpus": gpus, "pairs": pairs}
 
 
-def _read(nvml, fn) -> Any:
-    """One NVML read: the value, None where NotSupported, or an error record."""
-    try:
-        return fn()
-    except nvml.NVMLError_NotSupported:
-        return None
-    except Exception as exc:
-        return error_record(f"{type(exc).__name__}: {exc}")
-
-
 def _gpu(nvml, index: int, h, numa_cpus: Any, sysfs: Path) -> dict[str, Any]:
-    bus_id = _read(nvml, lambda: _short_bus_id(_text(nvml.nvmlDeviceGetPciInfo(h).busId)))
-    affinity = _read(nvml, lambda: _cpu_affinity(nvml, h))
+    bus_id = read(lambda: _short_bus_id(_text(nvml.nvmlDeviceGetPciInfo(h).busId)))
+    affinity = read(lambda: _cpu_affinity(nvml, h))
     return {
         "index": index,
         "bus_id": bus_id,
         "numa_node": guarded(lambda: _pci_numa_node(sysfs, bus_id)),
         "cpu_affinity": affinity if is_error(affinity) else format_cpulist(affinity or []),
         "cpu_numa_nodes": guarded(lambda: nodes_of_cpus(affinity, numa_cpus)),
-        "nvlink": _read(nvml, lambda: _nvlinks(nvml, h)),
+        "nvlink": read(lambda: _nvlinks(nvml, h)),
     }
 
 
@@ -122,8 +112,8 @@ def _nvlinks(nvml, h) -> list[dict[str, Any]]:
 
 def _far_end(nvml, h, link: int) -> dict[str, Any]:
     """What an active link ends at: a GPU or an NVSwitch, and its PCI bus id."""
-    kind = _read(nvml, lambda: nvml.nvmlDeviceGetNvLinkRemoteDeviceType(h, link))
-    pci = _read(nvml, lambda: nvml.nvmlDeviceGetNvLinkRemotePciInfo(h, link))
+    kind = read(lambda: nvml.nvmlDeviceGetNvLinkRemoteDeviceType(h, link))
+    pci = read(lambda: nvml.nvmlDeviceGetNvLinkRemotePciInfo(h, link))
     return {
         "remote": NVLINK_REMOTE.get(kind, kind) if isinstance(kind, int) else kind,
         "remote_bus_id": _short_bus_id(_text(pci.busId)) if hasattr(pci, "busId") else pci,
@@ -132,13 +122,13 @@ def _far_end(nvml, h, link: int) -> dict[str, Any]:
 
 def _pair(nvml, handles, gpus, a: int, b: int) -> dict[str, Any]:
     ha, hb = handles[a], handles[b]
-    level = _read(nvml, lambda: nvml.nvmlDeviceGetTopologyCommonAncestor(ha, hb))
+    level = read(lambda: nvml.nvmlDeviceGetTopologyCommonAncestor(ha, hb))
     return {
         "gpus": [a, b],
         "pcie_path": PCIE_PATHS.get(level, level) if isinstance(level, int) else level,
         "nvlink": nvlink_between(gpus[a], gpus[b]),
         "p2p": {
-            cap: _status(_read(nvml, lambda i=i: nvml.nvmlDeviceGetP2PStatus(ha, hb, i)))
+            cap: _status(read(lambda i=i: nvml.nvmlDeviceGetP2PStatus(ha, hb, i)))
             for cap, i in P2P_CAPS.items()
         },
     }
