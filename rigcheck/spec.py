@@ -11,6 +11,7 @@ from typing import Any
 import jsonschema
 
 from rigcheck.errors import SpecError, UnknownClassError
+from rigcheck.jsonfile import read_json
 
 SPEC_DIR = Path(__file__).resolve().parent.parent / "expected"
 SCHEMA_FILE = SPEC_DIR / "spec.schema.json"  # the schema always comes from the checkout
@@ -90,11 +91,7 @@ def load_all() -> dict[str, Spec]:
 
 def load_spec_file(path: Path) -> Spec:
     """Parse and validate a spec file; SpecError names the file, the JSON path and the problem."""
-    try:
-        data = json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
-        where = f"line {exc.lineno} column {exc.colno}"
-        raise SpecError(f"{path}: not valid JSON at {where}: {exc.msg}") from None
+    data = read_json(path, "spec file", SpecError)
     error = jsonschema.exceptions.best_match(_validator().iter_errors(data))
     if error is not None:
         raise SpecError(f"{path}: invalid spec {_describe(error)}")

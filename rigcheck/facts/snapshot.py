@@ -12,6 +12,7 @@ import jsonschema
 
 from rigcheck.errors import FactsError, FactUnavailable
 from rigcheck.facts.probe import ERROR_KEY, is_error
+from rigcheck.jsonfile import read_json
 
 SCHEMA_VERSION = 1
 SCHEMA_PATH = Path(__file__).with_name("facts.schema.json")
@@ -93,12 +94,6 @@ def validate_snapshot(data: Any, source: str) -> None:
 
 def load_facts(path: str | os.PathLike[str]) -> Facts:
     """Read a recorded snapshot, with an error that says what is wrong instead of a traceback."""
-    source = str(path)
-    try:
-        data = json.loads(Path(path).read_text())
-    except FileNotFoundError:
-        raise FactsError(f"{source}: no such facts file") from None
-    except json.JSONDecodeError as exc:
-        raise FactsError(f"{source}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
-    validate_snapshot(data, source)
+    data = read_json(path, "facts file", FactsError)
+    validate_snapshot(data, str(path))
     return Facts(data)

@@ -15,10 +15,10 @@ of rigcheck.measure.Measurement (best, telemetry, details, ...) is passed throug
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
+from rigcheck.jsonfile import read_json
 from rigcheck.measure.measurement import Measurement
 
 FORMAT_VERSION = 1
@@ -57,12 +57,7 @@ class ReplayedMeasurements:
 
 def load_replay(path: str | Path) -> ReplayedMeasurements:
     source = str(path)
-    try:
-        data = json.loads(Path(path).read_text())
-    except FileNotFoundError:
-        raise ReplayError(f"{source}: no such measurements file") from None
-    except json.JSONDecodeError as exc:
-        raise ReplayError(f"{source}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    data = read_json(path, "measurements file", ReplayError)
     problem = _problem(data)
     if problem:
         raise ReplayError(f"{source}: not a rigcheck measurements file: {problem}")

@@ -14,6 +14,7 @@ from typing import Any
 import jsonschema
 
 import rigcheck
+from rigcheck.jsonfile import read_json
 from rigcheck.errors import RigcheckError
 from rigcheck.facts.probe import ERROR_KEY, is_error
 from rigcheck.reports.masking import masked, secrets_in
@@ -181,12 +182,7 @@ def certificate_path(path: str | os.PathLike[str]) -> Path:
 
 def load_certificate(path: str | os.PathLike[str]) -> dict[str, Any]:
     file = certificate_path(path)
-    try:
-        data = json.loads(file.read_text())
-    except FileNotFoundError:
-        raise CertificateError(f"{file}: no such certificate") from None
-    except json.JSONDecodeError as exc:
-        raise CertificateError(f"{file}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    data = read_json(file, "certificate", CertificateError)
     validate_certificate(data, str(file))
     return data
 
