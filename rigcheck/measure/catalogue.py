@@ -52,10 +52,7 @@ def _backends(*allowed: str, why: str = "") -> Rule:
 def _tf32(spec: Spec, facts: Facts, device: MeasuredDevice) -> str | None:
     if spec.backend not in ACCELERATORS:
         return f"TF32 is a GPU tensor-core mode; {spec.name} is {spec.backend}"
-    cc = device.fact.get("compute_capability")
-    if spec.backend == "cuda" and isinstance(cc, str) and version_tuple(cc) < (8, 0):
-        return f"{device.label} is compute capability {cc}: TF32 needs 8.0 (Ampere) or later"
-    return None
+    return _before_ampere(spec, device, "TF32 needs 8.0 (Ampere) or later")
 
 
 def _fp16(spec: Spec, facts: Facts, device: MeasuredDevice) -> str | None:
@@ -98,9 +95,14 @@ def _flash_attn(spec: Spec, facts: Facts, device: MeasuredDevice) -> str | None:
 def _sdpa_flash(spec: Spec, facts: Facts, device: MeasuredDevice) -> str | None:
     if spec.backend not in ACCELERATORS:
         return f"attention is measured on CUDA/ROCm classes; {spec.name} is {spec.backend}"
+    return _before_ampere(spec, device, "SDPA's flash backend needs 8.0")
+
+
+def _before_ampere(spec: Spec, device: MeasuredDevice, why: str) -> str | None:
+    """Why an NVIDIA device older than compute capability 8.0 cannot run it; else None."""
     cc = device.fact.get("compute_capability")
     if spec.backend == "cuda" and isinstance(cc, str) and version_tuple(cc) < (8, 0):
-        return f"{device.label} is compute capability {cc}: SDPA's flash backend needs 8.0"
+        return f"{device.label} is compute capability {cc}: {why}"
     return None
 
 
