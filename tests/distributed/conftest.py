@@ -6,11 +6,11 @@ folders go to the test's temporary directory, not the checkout's reports/.
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from junit_cases import outcomes_and_messages, read_junit
 
 REPO = Path(__file__).resolve().parents[2]
 SUITE = REPO / "suites" / "distributed"
@@ -51,20 +51,8 @@ def run_suite(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch):
             str(REPO),
             str(SUITE),
         )
-        outcomes, messages = read_junit(junit) if junit.exists() else ({}, {})
+        outcomes, messages = outcomes_and_messages(read_junit(junit))
         output = result.stdout.str() + "\n" + result.stderr.str()
         return Run(int(result.ret), outcomes, messages, output)
 
     return run
-
-
-def read_junit(path: Path) -> tuple[dict[str, str], dict[str, str]]:
-    outcomes, messages = {}, {}
-    for case in ET.parse(path).getroot().iter("testcase"):
-        name = case.get("name")
-        outcomes[name] = "passed"
-        for tag, outcome in (("failure", "failed"), ("error", "error"), ("skipped", "skipped")):
-            for node in case.findall(tag):
-                outcomes[name] = outcome
-                messages[name] = f"{node.get('message', '')}\n{node.text or ''}"
-    return outcomes, messages

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import ast
 import json
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
+from junit_cases import outcomes_and_messages, read_junit
 from perf_inputs import BF16, COPY, UNKNOWN_FP8
 
 REPO = Path(__file__).resolve().parents[2]
@@ -82,23 +82,16 @@ def perf_run(pytester: pytest.Pytester, spec_dir: Path):
             str(PERF_SUITE),
         )
         output = result.stdout.str() + "\n" + result.stderr.str()
-        return Run(int(result.ret), *read_junit(junit), output, _warnings(output))
+        return Run(int(result.ret), *junit_results(junit), output, _warnings(output))
 
     return run
 
 
-def read_junit(path: Path):
-    outcomes, messages, properties = {}, {}, {}
-    if not path.exists():
-        return outcomes, messages, properties
-    for case in ET.parse(path).getroot().iter("testcase"):
-        name = case.get("name")
-        outcomes[name] = "passed"
-        for tag, outcome in (("failure", "failed"), ("error", "error"), ("skipped", "skipped")):
-            for node in case.findall(tag):
-                outcomes[name] = outcome
-                messages[name] = f"{node.get('message', '')}\n{node.text or ''}"
-        properties[name] = {p.get("name"): _literal(p.get("value")) for p in case.iter("property")}
+def junit_results(path: Path):
+    """(outcomes, messages, properties) of a run, properties parsed back into values."""
+    cases = read_junit(path)
+    outcomes, messages = outcomes_and_messages(cases)
+    properties = {n: {k: _literal(v) for k, v in c.properties.items()} for n, c in cases.items()}
     return outcomes, messages, properties
 
 

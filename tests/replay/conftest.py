@@ -13,12 +13,12 @@ run's junit XML, test names as pytest reports them (parameters included).
 from __future__ import annotations
 
 import json
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from junit_cases import read_junit
 
 REPO = Path(__file__).resolve().parents[2]
 SUITES = REPO / "suites"
@@ -69,20 +69,15 @@ def replay(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch):
             str(REPO),
             str(SUITES),
         )
-        failed, errors = read_junit(junit) if junit.exists() else ({}, {})
+        cases = read_junit(junit)
+        failed, errors = (
+            {n: c.problems[tag] for n, c in cases.items() if tag in c.problems}
+            for tag in ("failure", "error")
+        )
         output = result.stdout.str() + "\n" + result.stderr.str()
         return Replay(int(result.ret), failed, errors, output)
 
     return run
-
-
-def read_junit(path: Path) -> tuple[dict[str, str], dict[str, str]]:
-    failed, errors = {}, {}
-    for case in ET.parse(path).getroot().iter("testcase"):
-        for tag, into in (("failure", failed), ("error", errors)):
-            for node in case.findall(tag):
-                into[case.get("name")] = f"{node.get('message', '')}\n{node.text or ''}"
-    return failed, errors
 
 
 @pytest.fixture
