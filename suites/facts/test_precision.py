@@ -30,9 +30,9 @@ def test_bf16_native(facts, spec, devices):
 
 
 def test_bf16_matmul_runs(facts, spec):
-    key = "smoke.cpu_bf16_matmul" if spec.backend == "cpu" else "smoke.bf16_matmul"
-    if spec.backend == "mps":
-        pytest.skip("bf16 on MPS is checked by the Apple autocast and round-trip checks")
+    key = {"cpu": "smoke.cpu_bf16_matmul", "mps": "smoke.mps.bf16_matmul"}.get(
+        spec.backend, "smoke.bf16_matmul"
+    )
     results = require(facts, key)
     results = results if isinstance(results, list) else [results]
     wrong = [f"device {i}: {r}" for i, r in enumerate(results) if not (r or {}).get("ok")]
