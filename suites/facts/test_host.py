@@ -18,4 +18,8 @@ HOST_FACTS = [
 @pytest.mark.parametrize("path", HOST_FACTS)
 def test_host_fact_readable(facts, path):
     value = require(facts, path)
-    assert value not in (None, "", []), f"{path} is empty"
+    assert value not in (None, "", []), (
+        f"{path} is empty: py-cpuinfo / psutil read nothing here. `python -m cpuinfo` and "
+        "`python -c 'import psutil; print(psutil.virtual_memory())'` show what they see; a "
+        "container without /proc/cpuinfo or /sys is the usual cause."
+    )
