@@ -14,9 +14,9 @@ from typing import Any
 import jsonschema
 
 import rigcheck
-from rigcheck.jsonfile import read_json
 from rigcheck.errors import RigcheckError
 from rigcheck.facts.probe import ERROR_KEY, is_error
+from rigcheck.jsonfile import read_json
 from rigcheck.reports.masking import masked, secrets_in
 from rigcheck.reports.outcome import OUTCOMES
 from rigcheck.spec import Spec
@@ -199,3 +199,12 @@ def write_atomic(path: Path, text: str) -> None:
 
 def write_certificate(path: Path, certificate: dict[str, Any]) -> None:
     write_atomic(path, json.dumps(certificate, indent=2, sort_keys=False) + "\n")
+
+
+def flatten(node: Any, prefix: str = "") -> list[tuple[str, Any]]:
+    """Dotted paths to leaves; a list of plain values is one leaf, a list of objects is not."""
+    if isinstance(node, dict) and node and "error" not in node:
+        return [kv for k, v in node.items() for kv in flatten(v, f"{prefix}{k}.")]
+    if isinstance(node, list) and node and all(isinstance(v, dict) for v in node):
+        return [kv for i, v in enumerate(node) for kv in flatten(v, f"{prefix}{i}.")]
+    return [(prefix.rstrip("."), node)]

@@ -11,6 +11,8 @@ import fnmatch
 from dataclasses import dataclass
 from typing import Any
 
+from rigcheck.reports.certificate import flatten
+
 DEFAULT_NOISE = 0.05
 # Facts that change from one minute to the next on a healthy machine: not a difference.
 VOLATILE_FACTS = (
@@ -125,15 +127,6 @@ def _figures(certificate: dict[str, Any]) -> dict[tuple[str, str, str], dict[str
         for check in certificate["checks"]
         for entry in check["figures"]
     }
-
-
-def flatten(node: Any, prefix: str = "") -> list[tuple[str, Any]]:
-    """Dotted paths to leaves; a list of plain values is one leaf, a list of objects is not."""
-    if isinstance(node, dict) and node and "error" not in node:
-        return [kv for k, v in node.items() for kv in flatten(v, f"{prefix}{k}.")]
-    if isinstance(node, list) and node and all(isinstance(v, dict) for v in node):
-        return [kv for i, v in enumerate(node) for kv in flatten(v, f"{prefix}{i}.")]
-    return [(prefix.rstrip("."), node)]
 
 
 _ABSENT = object()

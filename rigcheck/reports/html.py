@@ -8,7 +8,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from rigcheck.reports.certificate import write_atomic
+from rigcheck.reports.certificate import flatten, write_atomic
 from rigcheck.reports.plots import figure_chart, fmt_value
 
 HEADLINES = {
@@ -214,7 +214,7 @@ def _machine(c: dict[str, Any]) -> str:
         "<details><summary>every fact</summary><table>"
         + "".join(
             f"<tr><td><code>{escape(k)}</code></td><td>{_text(v)}</td></tr>"
-            for k, v in _flatten(machine)
+            for k, v in flatten(machine)
         )
         + "</table></details></section>"
     )
@@ -265,14 +265,6 @@ def _footer(c: dict[str, Any]) -> str:
         f" · {masked} · run {escape(run['id'])}</div>"
         f"{'<div>' + escape(c['note']) + '</div>' if c.get('note') else ''}</footer>"
     )
-
-
-def _flatten(node: Any, prefix: str = "") -> list[tuple[str, Any]]:
-    if isinstance(node, dict) and node and "error" not in node:
-        return [kv for k, v in node.items() for kv in _flatten(v, f"{prefix}{k}.")]
-    if isinstance(node, list) and node and all(isinstance(v, dict) for v in node):
-        return [kv for i, v in enumerate(node) for kv in _flatten(v, f"{prefix}{i}.")]
-    return [(prefix.rstrip("."), node)]
 
 
 def _text(value: Any) -> str:
