@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from rigcheck.memory.errors import ConfigError
 
 NORMS = ("rms", "layer")
-BIASES = ("none", "qkv", "all")
+BIASES = ("none", "qkv", "attn", "all")  # attn: q, k, v, o (Llama's attention_bias)
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,20 @@ class Architecture:
     fused_qkv: bool = False  # one h x 3h matrix (GPT-2's c_attn): same count, different LoRA
     dropout: bool = False  # dropout layers in training (GPT-2): 1-byte masks in activations
     head_dim: int = 0  # 0: hidden // heads
+    max_positions: int = 0  # max_position_embeddings; 0: unknown (no sequence-length check)
+    norms_per_layer: int = 2  # Gemma-2/3: 4 (pre/post attention and feed-forward norms)
+    qk_norm: bool = False  # a head_dim-wide RMSNorm on queries and keys (Qwen3, Gemma-3)
+    mlp_bias: bool = False  # biases on the MLP matrices (Llama's mlp_bias)
+    sliding_window: int = 0  # tokens a sliding-window layer attends to (and caches); 0: none
+    sliding_layers: int = 0  # how many layers use the window (Mistral: all; Gemma-2: half)
+    # Mixture of experts (Mixtral, Qwen2-MoE): routed experts per MoE layer, their MLP width,
+    # a shared expert's width (Qwen2-MoE, with a 1-wide sigmoid gate), experts each token uses,
+    # and the layers that keep a dense MLP of mlp_width instead (Qwen2-MoE's mlp_only_layers).
+    experts: int = 0
+    expert_mlp_width: int = 0
+    shared_expert_width: int = 0
+    experts_per_token: int = 0
+    dense_layers: int = 0
 
     def __post_init__(self) -> None:
         for name in ("vocab", "hidden", "layers", "heads", "kv_heads", "mlp_width"):
@@ -45,6 +59,20 @@ class Architecture:
             raise ConfigError(f"architecture: norm in {NORMS}, bias in {BIASES}")
         if self.head_dim < 0 or (self.head_dim == 0 and self.hidden % self.heads):
             raise ConfigError("architecture: give head_dim when hidden is not a multiple of heads")
+        if self.experts and not (0 < self.experts_per_token <= self.experts):
+            raise ConfigError("architecture: experts_per_token must be between 1 and experts")
+        if not 0 <= self.dense_layers <= self.layers or self.sliding_layers > self.layers:
+            raise ConfigError("architecture: dense_layers and sliding_layers must be <= layers")
+
+    @property
+    def moe_layers(self) -> int:
+        """Layers whose MLP is a mixture of experts."""
+        return self.layers - self.dense_layers if self.experts else 0
+
+    @property
+    def mlp_layers(self) -> int:
+        """Layers with a dense MLP of mlp_width."""
+        return self.layers - self.moe_layers
 
     @property
     def dim(self) -> int:
@@ -108,12 +136,38 @@ def linears(arch: Architecture) -> tuple[Linear, ...]:
     return (*attention, *mlp)
 
 
+ATTENTION_LINEARS = ("q", "k", "v", "qkv", "o")
+_BIASED = {"none": (), "qkv": ("q", "k", "v", "qkv"), "attn": ATTENTION_LINEARS}
+
+
+def _count(arch: Architecture, m: Linear) -> int:
+    """Layers holding matrix m: every layer for attention, the dense-MLP layers for the MLP."""
+    return arch.layers if m.name in ATTENTION_LINEARS else arch.mlp_layers
+
+
 def _layer_biases(arch: Architecture) -> list[TensorGroup]:
-    L = arch.layers
-    if arch.bias == "none":
+    groups = []
+    for m in linears(arch):
+        attention = m.name in ATTENTION_LINEARS
+        if arch.bias == "all" or m.name in _BIASED[arch.bias] or (arch.mlp_bias and not attention):
+            groups.append(TensorGroup(f"layers.{m.name}.bias", (m.d_out,), _count(arch, m), "bias"))
+    return [g for g in groups if g.count]
+
+
+def _experts(arch: Architecture) -> list[TensorGroup]:
+    """Router, routed experts (gate, up, down each) and the shared expert of every MoE layer."""
+    h, n, e = arch.hidden, arch.moe_layers, arch.expert_mlp_width or arch.mlp_width
+    if not n:
         return []
-    biased = [m for m in linears(arch) if m.name in ("q", "k", "v", "qkv") or arch.bias == "all"]
-    return [TensorGroup(f"layers.{m.name}.bias", (m.d_out,), L, "bias") for m in biased]
+    groups = [TensorGroup("layers.router.weight", (arch.experts, h), n, "router")]
+    for name, shape in (("gate", (e, h)), ("up", (e, h)), ("down", (h, e))):
+        groups.append(TensorGroup(f"layers.experts.{name}", shape, n * arch.experts, "expert"))
+    if arch.shared_expert_width:
+        s = arch.shared_expert_width
+        for name, shape in (("gate", (s, h)), ("up", (s, h)), ("down", (h, s))):
+            groups.append(TensorGroup(f"layers.shared_expert.{name}", shape, n, "linear"))
+        groups.append(TensorGroup("layers.shared_expert_gate.weight", (1, h), n, "router"))
+    return groups
 
 
 def _norms(arch: Architecture, prefix: str, count: int) -> list[TensorGroup]:
@@ -128,9 +182,14 @@ def tensor_groups(arch: Architecture) -> tuple[TensorGroup, ...]:
     if arch.positions:
         groups.append(TensorGroup("embed_positions", (arch.positions, h), 1, "position"))
     for m in linears(arch):
-        groups.append(TensorGroup(f"layers.{m.name}.weight", (m.d_out, m.d_in), L, "linear"))
-    groups += _layer_biases(arch)
-    groups += _norms(arch, "layers.norm1", L) + _norms(arch, "layers.norm2", L)
+        groups.append(
+            TensorGroup(f"layers.{m.name}.weight", (m.d_out, m.d_in), _count(arch, m), "linear")
+        )
+    groups = [g for g in groups if g.count] + _layer_biases(arch) + _experts(arch)
+    for i in range(arch.norms_per_layer):
+        groups += _norms(arch, f"layers.norm{i + 1}", L)
+    if arch.qk_norm:
+        groups += [TensorGroup(f"layers.{n}_norm.weight", (arch.dim,), L, "norm") for n in "qk"]
     groups += _norms(arch, "final_norm", 1)
     if not arch.tied_embeddings:
         groups.append(TensorGroup("lm_head", (arch.vocab, h), 1, "lm_head"))
@@ -140,3 +199,20 @@ def tensor_groups(arch: Architecture) -> tuple[TensorGroup, ...]:
 def parameter_count(arch: Architecture) -> int:
     """Total parameters, counting a tied embedding matrix once (as torch's parameters() does)."""
     return sum(g.total for g in tensor_groups(arch))
+
+
+def active_parameter_count(arch: Architecture) -> int:
+    """Parameters one token uses: all but the routed experts it is not sent to."""
+    idle = arch.experts - arch.experts_per_token
+    per_expert = sum(g.numel for g in tensor_groups(arch) if g.role == "expert")
+    return parameter_count(arch) - arch.moe_layers * idle * per_expert
+
+
+def largest_layer_params(arch: Architecture) -> int:
+    """Parameters of the largest single module (its weight and bias), as DeepSpeed's
+    model_to_params counts it (deepspeed/runtime/zero/stage3.py, 0.19.8): what ZeRO-3 gathers.
+    A fused expert tensor (transformers 5 stores a layer's experts as one 3-D parameter) counts
+    whole."""
+    sizes = [g.numel for g in tensor_groups(arch) if g.role != "expert"]
+    experts = [g.numel * arch.experts for g in tensor_groups(arch) if g.role == "expert"]
+    return max(sizes + experts)

@@ -12,9 +12,12 @@ from typing import NoReturn
 
 from rigcheck.errors import RigcheckError
 from rigcheck.memory.activations import ATTENTION, RECOMPUTE
+from rigcheck.memory.architecture import Architecture
 from rigcheck.memory.errors import ConfigError
 from rigcheck.memory.estimate import DEFAULT_OVERHEAD_BYTES, Estimate, Job, estimate
-from rigcheck.memory.inference import KV_DTYPES
+from rigcheck.memory.frameworks import CONVENTIONS, DEFAULT_FRAMEWORK, FRAMEWORKS
+from rigcheck.memory.hf_config import cached_config, load_hf_config
+from rigcheck.memory.inference import ENGINES, KV_DTYPES
 from rigcheck.memory.lora import parse_targets
 from rigcheck.memory.model_state import METHODS
 from rigcheck.memory.optimizers import OPTIMIZERS
@@ -57,7 +60,10 @@ def _argtype(parse: Callable[[str], object]) -> Callable[[str], object]:
 def add_fit_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of `rigcheck fit`; --plan files use the same names."""
     model = parser.add_mutually_exclusive_group(required=True)
-    model.add_argument("--model", help=f"a known architecture: {', '.join(PRESETS)}")
+    model.add_argument(
+        "--model", help=f"a preset ({', '.join(PRESETS)}) or a hub id in the local HF cache"
+    )
+    model.add_argument("--config", metavar="PATH", help="a Hugging Face config.json (decoder-only)")
     model.add_argument("--params", type=_argtype(parse_count), help="parameter count, e.g. 7B")
     job = parser.add_argument_group("the job")
     job.add_argument("--method", choices=METHODS, default="full")
@@ -68,18 +74,40 @@ def add_fit_arguments(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     job.add_argument("--double-quant", action="store_true", help="qlora: NF4 double quantization")
     job.add_argument("--precision", choices=list(PRECISIONS), default="bf16-mixed")
-    job.add_argument("--optimizer", choices=OPTIMIZERS, default="adamw")
-    job.add_argument("--zero", type=int, choices=(0, 1, 2, 3), default=0, help="0 = DDP")
+    job.add_argument("--optimizer", choices=OPTIMIZERS, help="default adamw (training only)")
     job.add_argument(
-        "--gpus", type=int, default=1, help="data-parallel GPUs; inference splits over them"
-    )
-    job.add_argument("--offload-optimizer", action="store_true", help="master + state on host")
+        "--framework", choices=FRAMEWORKS, default=DEFAULT_FRAMEWORK,
+        help=f"whose allocation conventions (default {DEFAULT_FRAMEWORK}); plain = the ZeRO paper",
+    )  # fmt: skip
+    job.add_argument(
+        "--zero", type=int, choices=(0, 1, 2, 3),
+        help="0 = DDP (default; fsdp: 3 = FULL_SHARD, 2 = SHARD_GRAD_OP; megatron: 1 = "
+        "distributed optimizer)",
+    )  # fmt: skip
+    job.add_argument(
+        "--gpus", type=int, default=1,
+        help="all GPUs of the job: tp x pp x cp x data parallel (inference: tp = gpus / pp)",
+    )  # fmt: skip
+    for name, what in (("tp", "tensor"), ("pp", "pipeline"), ("ep", "expert"), ("cp", "context")):
+        job.add_argument(f"--{name}", type=int, help=f"{what}-parallel degree (default 1)")
+    job.add_argument("--sp", action="store_true", help="Megatron sequence parallelism (with --tp)")
+    job.add_argument(
+        "--offload-optimizer", action="store_true",
+        help="fp32 gradients, master weights and optimizer state on the host (ZeRO >= 1)",
+    )  # fmt: skip
+    job.add_argument("--offload-params", action="store_true", help="ZeRO-3: weights on host too")
     job.add_argument("--batch", type=int, default=1, help="micro-batch per GPU (default 1)")
     job.add_argument("--seq", type=int, default=2048, help="tokens per sequence (default 2048)")
     job.add_argument("--checkpointing", choices=RECOMPUTE, default="none")
     job.add_argument("--attention", choices=ATTENTION, default="flash", help="default flash")
     job.add_argument("--inference", action="store_true", help="weights + KV cache, no training")
     job.add_argument("--kv-dtype", choices=list(KV_DTYPES), help="default: the weights' dtype")
+    job.add_argument("--engine", choices=ENGINES, default="vllm", help="inference (default vllm)")
+    job.add_argument(
+        "--gpu-memory-utilization", type=float, default=0.9, metavar="F",
+        help="vLLM: the share of the device the engine may use (default 0.9)",
+    )  # fmt: skip
+    job.add_argument("--block-size", type=int, default=16, help="vLLM KV block tokens (16)")
     job.add_argument(
         "--overhead", type=_argtype(parse_size), default=DEFAULT_OVERHEAD_BYTES, metavar="SIZE",
         help="CUDA context + allocator slack per GPU, stated not hidden (default 1GiB)",
@@ -90,20 +118,55 @@ def add_fit_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
+def resolve_model(name: str) -> Architecture:
+    """A preset, else a hub id whose config.json is in the local Hugging Face cache."""
+    if name.lower() in PRESETS or "/" not in name:
+        return preset(name)
+    path = cached_config(name)
+    if path is None:
+        raise ConfigError(
+            f"{name!r} is not in the local Hugging Face cache (nothing is downloaded): "
+            "give --config path/to/config.json"
+        )
+    return load_hf_config(path)
+
+
+def _architecture(args: argparse.Namespace) -> Architecture | None:
+    if getattr(args, "config", None):
+        return load_hf_config(args.config)
+    return resolve_model(args.model) if args.model else None
+
+
+def _parallel(args: argparse.Namespace) -> dict:
+    """Degrees of parallelism; inference spreads over --gpus by tensor parallelism by default."""
+    pp, ep, cp = args.pp or 1, args.ep or 1, args.cp or 1
+    tp = args.tp or (args.gpus // pp if args.inference and args.gpus % pp == 0 else 1)
+    return {"tp": tp, "pp": pp, "ep": ep, "cp": cp, "sp": args.sp}
+
+
 def job_from_args(args: argparse.Namespace) -> Job:
     """The Job the parsed options describe; a ConfigError for combinations that make no sense."""
+    if args.inference and args.optimizer is not None:
+        raise ConfigError("--inference has no optimizer: drop --optimizer")
+    zero = args.zero if args.zero is not None else (3 if args.framework == "fsdp" else 0)
     return Job(
-        arch=preset(args.model) if args.model else None,
+        arch=_architecture(args),
         params=args.params or 0,
         method=args.method,
         lora_rank=args.lora_rank,
         lora_targets=args.lora_targets,
         double_quant=args.double_quant,
         precision=args.precision,
-        optimizer=args.optimizer,
-        zero=args.zero,
+        optimizer=args.optimizer or "adamw",
+        zero=0 if args.inference else zero,
         gpus=args.gpus,
         offload_optimizer=args.offload_optimizer,
+        offload_params=args.offload_params,
+        framework=args.framework,
+        engine=args.engine,
+        gpu_memory_utilization=args.gpu_memory_utilization,
+        block_size=args.block_size,
+        **_parallel(args),
         batch=args.batch,
         seq=args.seq,
         checkpointing=args.checkpointing,
@@ -128,9 +191,16 @@ def device_bytes(args: argparse.Namespace) -> int:
 def fit_report(args: argparse.Namespace, job: Job, result: Estimate, device: int) -> dict:
     """The JSON object: integer bytes per GPU, the verdict and the job it describes."""
     out = result.as_dict()
-    out.update(device_bytes=device, fits=result.total_bytes <= device)
-    out["headroom_bytes"] = device - result.total_bytes
-    out["convention"] = PRECISIONS[job.precision].convention
+    usable = device
+    if job.inference and job.engine == "vllm":  # the engine refuses to start beyond its share
+        usable = int(device * job.gpu_memory_utilization)
+    out.update(device_bytes=device, usable_bytes=usable, fits=result.total_bytes <= usable)
+    out["headroom_bytes"] = usable - result.total_bytes
+    out["framework"] = "inference: " + job.engine if job.inference else job.framework
+    pure = PRECISIONS[job.precision].master_bytes == 0
+    convention = CONVENTIONS[job.framework]
+    out["convention"] = PRECISIONS[job.precision].convention if pure else convention
+    out["dp"] = job.dp
     out["job"] = {k: v for k, v in vars(args).items() if k not in ("func", "json")}
     if isinstance(job.lora_targets, tuple):
         out["job"]["lora_targets"] = list(job.lora_targets)

@@ -2,14 +2,27 @@
 
 from dataclasses import dataclass, fields, replace
 
+from rigcheck.memory import frameworks as fw
 from rigcheck.memory.activations import ATTENTION, RECOMPUTE, ActivationConfig, activation_bytes
-from rigcheck.memory.architecture import Architecture, TensorGroup, tensor_groups
+from rigcheck.memory.architecture import (
+    Architecture,
+    TensorGroup,
+    largest_layer_params,
+    tensor_groups,
+)
 from rigcheck.memory.errors import ConfigError
-from rigcheck.memory.inference import inference_activation_bytes, kv_cache_bytes, kv_element_bytes
+from rigcheck.memory.inference import (
+    ENGINES,
+    inference_activation_bytes,
+    kv_cache_bytes,
+    kv_element_bytes,
+)
 from rigcheck.memory.lora import adapter_groups, default_targets
-from rigcheck.memory.model_state import METHODS, ModelState, model_state
-from rigcheck.memory.optimizers import check_optimizer
+from rigcheck.memory.model_state import METHODS, ModelState, frozen_state, model_state
+from rigcheck.memory.optimizers import check_optimizer, optimizer_state_bytes
+from rigcheck.memory.parallel import Parallel, check_parallel, kv_heads_per_gpu, rank_groups
 from rigcheck.memory.precision import precision
+from rigcheck.memory.quantization import nf4_bits
 from rigcheck.memory.sharding import offload_optimizer, shard
 from rigcheck.memory.units import GiB, ceil_div
 
@@ -41,9 +54,28 @@ class Job:
     inference: bool = False
     kv_dtype: str | None = None  # None: the weights' dtype
     overhead_bytes: int = DEFAULT_OVERHEAD_BYTES
+    framework: str = fw.DEFAULT_FRAMEWORK
+    offload_params: bool = False
+    tp: int = 1
+    pp: int = 1
+    ep: int = 1
+    cp: int = 1
+    sp: bool = False  # Megatron sequence parallelism (with tp): splits the norm/dropout activations
+    engine: str = "vllm"  # inference: vllm (pre-allocates, in blocks) or hf (exact tokens)
+    gpu_memory_utilization: float = 0.9  # vLLM's default: the share of the device it may use
+    block_size: int = 16  # vLLM's default KV block, in tokens
 
     def __post_init__(self) -> None:
         _validate(self)
+
+    @property
+    def parallel(self) -> Parallel:
+        return Parallel(self.tp, self.pp, self.ep, self.cp)
+
+    @property
+    def dp(self) -> int:
+        """Data-parallel degree: the GPUs left after tensor, pipeline and context parallelism."""
+        return self.gpus // (self.tp * self.pp * self.cp)
 
 
 def _validate(job: Job) -> None:
@@ -68,6 +100,31 @@ def _validate(job: Job) -> None:
         kv_element_bytes(job.kv_dtype)
     if job.arch is None:
         _validate_params_only(job)
+    _validate_combinations(job)
+
+
+def _validate_combinations(job: Job) -> None:
+    """Options that contradict each other or the model: one line each."""
+    if job.double_quant and job.method != "qlora":
+        raise ConfigError("--double-quant is NF4's double quantization: it needs --method qlora")
+    if job.arch is not None and job.arch.max_positions and job.seq > job.arch.max_positions:
+        raise ConfigError(
+            f"--seq {job.seq} is longer than the model's {job.arch.max_positions} positions "
+            "(max_position_embeddings)"
+        )
+    check_parallel(job.arch, job.parallel, job.gpus)
+    if job.inference:
+        if job.zero or job.offload_optimizer or job.offload_params:
+            raise ConfigError("--inference keeps no optimizer: drop --zero and --offload-*")
+        if job.engine not in ENGINES or not 0 < job.gpu_memory_utilization <= 1:
+            raise ConfigError(
+                f"--engine in {ENGINES}; --gpu-memory-utilization in (0, 1], "
+                f"got {job.gpu_memory_utilization}"
+            )
+        if job.block_size < 1:
+            raise ConfigError(f"--block-size must be >= 1, got {job.block_size}")
+        return
+    fw.check_framework(job.framework, job.zero, job.offload_optimizer, job.offload_params)
 
 
 def _validate_params_only(job: Job) -> None:
@@ -96,8 +153,10 @@ class Estimate:
     activations_bytes: int
     kv_cache_bytes: int
     overhead_bytes: int
-    host_bytes: int  # offloaded master weights and optimizer state, per rank, in host memory
+    host_bytes: int  # offloaded state (gradients, master, optimizer, weights), per rank
     activations_modelled: bool  # False when only a parameter count was given
+    working_bytes: int = 0  # gathered layers (ZeRO-3, FSDP), autocast copies, DDP buckets
+    active_params: int = 0  # parameters one token uses (MoE: the routed experts it goes to)
 
     @property
     def model_state_bytes(self) -> int:
@@ -108,7 +167,7 @@ class Estimate:
     def total_bytes(self) -> int:
         """Everything on one GPU."""
         transient = self.activations_bytes + self.kv_cache_bytes + self.overhead_bytes
-        return self.model_state_bytes + transient
+        return self.model_state_bytes + transient + self.working_bytes
 
     def as_dict(self) -> dict:
         """Every field and the two sums, for JSON."""
@@ -118,22 +177,24 @@ class Estimate:
 
 
 def base_groups(job: Job) -> tuple[TensorGroup, ...]:
-    """The model's parameter tensors; one flat tensor when only a count is known."""
+    """The parameter tensors of the most loaded GPU; one flat tensor when only a count is known."""
     if job.arch is None:
         return (TensorGroup("params", (job.params,), 1, "flat"),)
-    return tensor_groups(job.arch)
+    return rank_groups(tensor_groups(job.arch), job.arch, job.parallel)
+
+
+def _adapters(job: Job) -> tuple[TensorGroup, ...]:
+    if job.method == "full":
+        return ()
+    return adapter_groups(job.arch, job.lora_rank, job.lora_targets or default_targets(job.arch))
 
 
 def unsharded_state(job: Job) -> ModelState:
     """Weights, grads, master and optimizer state of the whole model, on one device."""
-    base = base_groups(job)
-    adapters: tuple[TensorGroup, ...] = ()
-    if job.method != "full":
-        targets = job.lora_targets or default_targets(job.arch)
-        adapters = adapter_groups(job.arch, job.lora_rank, targets)
-    return model_state(
-        base, adapters, job.method, precision(job.precision), job.optimizer, job.double_quant
-    )
+    base, adapters = base_groups(job), _adapters(job)
+    prec = precision(job.precision)
+    kbit_prep = not job.inference  # training QLoRA runs prepare_model_for_kbit_training
+    return model_state(base, adapters, job.method, prec, job.optimizer, job.double_quant, kbit_prep)
 
 
 def estimate(job: Job) -> Estimate:
@@ -141,50 +202,129 @@ def estimate(job: Job) -> Estimate:
     return _inference(job) if job.inference else _training(job)
 
 
+def _counts(job: Job) -> fw.Counts:
+    """What a framework's layout needs to know about the model on one GPU."""
+    base, adapters = base_groups(job), _adapters(job)
+    trainable = base if job.method == "full" else adapters
+    frozen = () if job.method == "full" else base
+    bits = nf4_bits(job.double_quant) if job.method == "qlora" else None
+    # PEFT's prepare_model_for_kbit_training casts every 16-bit parameter left (embeddings,
+    # lm_head, norms, biases) to fp32 (peft/utils/other.py), the standard QLoRA recipe.
+    frozen_weights = frozen_state(
+        frozen, precision(job.precision), bits, kbit_fp32=bits is not None
+    )
+    n = sum(g.total for g in trainable)
+    cast_roles = ("linear", "lm_head", "bias", "adapter", "expert", "router", "flat")
+    tied = job.arch is not None and job.arch.tied_embeddings and job.method == "full"
+    return fw.Counts(
+        params=n + frozen_weights.params,
+        trainable=n,
+        frozen_weight_bytes=frozen_weights.weights_bytes,
+        optimizer_bytes=optimizer_state_bytes(trainable, job.optimizer, 4),
+        cast_params=sum(
+            g.total for g in trainable if g.role in cast_roles or (tied and g.role == "embedding")
+        ),
+        largest_layer=largest_layer_params(job.arch) if job.arch else 0,
+        largest_unit=fw.largest_unit(base + adapters, job.arch.layers if job.arch else 1),
+    )
+
+
+def training_layout(job: Job) -> fw.Layout:
+    """Model state per GPU, host bytes and working copies, by the job's framework."""
+    prec = precision(job.precision)
+    if job.framework == "plain" or prec.master_bytes == 0:  # pure precision: one copy
+        state = shard(unsharded_state(job), job.zero, job.dp)
+        host = 0
+        if job.offload_optimizer:
+            state, host = offload_optimizer(state)
+        return fw.Layout(state, host, 0)
+    c, dp = _counts(job), job.dp
+    if job.framework == "deepspeed":
+        return fw.deepspeed(c, job.zero, dp, job.offload_optimizer, job.offload_params)
+    if job.framework == "fsdp":
+        return fw.fsdp(c, job.zero, dp, job.offload_optimizer, job.offload_params)
+    if job.framework == "megatron":
+        return fw.megatron(c, job.zero, dp, job.precision)
+    return fw.hf_trainer(c, dp)
+
+
 def _training(job: Job) -> Estimate:
-    state = shard(unsharded_state(job), job.zero, job.gpus)
-    host = 0
-    if job.offload_optimizer:
-        state, host = offload_optimizer(state)
+    layout = training_layout(job)
     acts = 0 if job.arch is None else activation_bytes(job.arch, _activation_config(job))
+    fields = _state_fields(layout.state)
+    fields["params"] = parameter_total(job)
+    if job.method == "full":
+        fields["trainable_params"] = fields["params"]
     return Estimate(
-        **_state_fields(state),
+        **fields,
         activations_bytes=acts,
         kv_cache_bytes=0,
         overhead_bytes=job.overhead_bytes,
-        host_bytes=host,
+        host_bytes=layout.host_bytes,
         activations_modelled=job.arch is not None,
+        working_bytes=layout.working_bytes,
+        active_params=_active(job),
     )
+
+
+def _active(job: Job) -> int:
+    from rigcheck.memory.architecture import active_parameter_count
+
+    return active_parameter_count(job.arch) if job.arch else job.params
 
 
 def _activation_config(job: Job) -> ActivationConfig:
     element = precision(job.precision).activation_bytes
-    return ActivationConfig(job.seq, job.batch, element, job.checkpointing, job.attention)
+    seq = ceil_div(job.seq, job.cp)  # context parallelism splits every sequence
+    return ActivationConfig(
+        seq, job.batch, element, job.checkpointing, job.attention, job.tp, job.sp
+    )
 
 
 def _inference(job: Job) -> Estimate:
-    """Weights in the working dtype (NF4 matrices and separate adapters under qlora), split
-    evenly over tensor-parallel GPUs like the KV cache and the working set; no gradients,
-    master weights or optimizer state."""
+    """Weights in the working dtype (NF4 matrices and separate adapters under qlora) of the
+    most loaded tensor/pipeline-parallel GPU; KV heads split over tp, one whole head per GPU when
+    tp exceeds them; no gradients, master weights or optimizer state. --gpus beyond tp x pp are
+    replicas (data parallel), each holding the same."""
     # Serving a LoRA model merges the adapters into the base; NF4 weights cannot take them.
     state = unsharded_state(replace(job, method="qlora" if job.method == "qlora" else "full"))
+    arch, tp = job.arch, job.tp
     element = precision(job.precision).activation_bytes
     kv_bytes = kv_element_bytes(job.kv_dtype) if job.kv_dtype else element
-    kv = kv_cache_bytes(job.arch, job.seq, job.batch, kv_bytes)
-    acts = inference_activation_bytes(job.arch, job.seq, job.batch, element)
+    block = job.block_size if job.engine == "vllm" else 1
+    kv = kv_cache_bytes(_kv_share(arch, tp, job.pp), job.seq, job.batch, kv_bytes, block)
+    acts = inference_activation_bytes(arch, job.seq, job.batch, element)
     return Estimate(
-        params=state.params,
+        params=parameter_total(job),
         trainable_params=0,
-        weights_bytes=ceil_div(state.weights_bytes, job.gpus),
+        weights_bytes=state.weights_bytes,
         grads_bytes=0,
         master_bytes=0,
         optimizer_bytes=0,
-        activations_bytes=ceil_div(acts, job.gpus),
-        kv_cache_bytes=ceil_div(kv, job.gpus),
+        activations_bytes=ceil_div(acts, tp),
+        kv_cache_bytes=kv,
         overhead_bytes=job.overhead_bytes,
         host_bytes=0,
         activations_modelled=True,
+        active_params=_active(job),
     )
+
+
+def _kv_share(arch: Architecture, tp: int, pp: int) -> Architecture:
+    """The layers and KV heads one GPU caches."""
+    layers = ceil_div(arch.layers, pp)
+    sliding = min(layers, ceil_div(arch.sliding_layers, pp))
+    kv = kv_heads_per_gpu(arch, tp)
+    return replace(
+        arch, layers=layers, sliding_layers=sliding, kv_heads=kv, heads=kv, head_dim=arch.dim
+    )
+
+
+def parameter_total(job: Job) -> int:
+    """The whole model's parameter count (not one GPU's share)."""
+    from rigcheck.memory.architecture import parameter_count
+
+    return parameter_count(job.arch) if job.arch else job.params
 
 
 def _state_fields(state: ModelState) -> dict[str, int]:

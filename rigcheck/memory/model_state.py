@@ -62,17 +62,27 @@ def trainable_state(groups: tuple[TensorGroup, ...], prec: Precision, optimizer:
     )
 
 
+QUANTIZED_ROLES = ("linear", "expert")  # bitsandbytes replaces nn.Linear (not lm_head)
+
+
 def frozen_state(
-    groups: tuple[TensorGroup, ...], prec: Precision, linear_bits: Fraction | None = None
+    groups: tuple[TensorGroup, ...],
+    prec: Precision,
+    linear_bits: Fraction | None = None,
+    kbit_fp32: bool = False,
 ) -> ModelState:
-    """Frozen weights only; with linear_bits, layer matrices stored at that many bits per param."""
+    """Frozen weights only; with linear_bits, layer matrices stored at that many bits per param.
+
+    kbit_fp32: PEFT's prepare_model_for_kbit_training (peft/utils/other.py) casts every
+    parameter that is not quantized (embeddings, lm_head, norms, biases) to fp32.
+    """
     weights = 0
     for g in groups:
-        if linear_bits is not None and g.role == "linear":
+        if linear_bits is not None and g.role in QUANTIZED_ROLES:
             # bitsandbytes quantizes tensor by tensor, so round up per tensor
             weights += g.count * bytes_for_bits(g.numel, linear_bits)
         else:
-            weights += g.total * prec.weight_bytes
+            weights += g.total * (4 if kbit_fp32 else prec.weight_bytes)
     n = sum(g.total for g in groups)
     return ModelState(n, 0, weights, 0, 0, 0)
 
@@ -84,9 +94,13 @@ def model_state(
     prec: Precision,
     optimizer: str,
     double_quant: bool = False,
+    kbit_prep: bool = False,
 ) -> ModelState:
-    """Unsharded state for full fine-tuning, LoRA (frozen base) or QLoRA (frozen NF4 base)."""
+    """Unsharded state for full fine-tuning, LoRA (frozen base) or QLoRA (frozen NF4 base);
+    kbit_prep: QLoRA training's fp32 cast of the unquantized weights (see frozen_state)."""
     if method == "full":
         return trainable_state(base, prec, optimizer)
-    frozen = frozen_state(base, prec, nf4_bits(double_quant) if method == "qlora" else None)
+    qlora = method == "qlora"
+    bits = nf4_bits(double_quant) if qlora else None
+    frozen = frozen_state(base, prec, bits, kbit_fp32=qlora and kbit_prep)
     return frozen + trainable_state(adapters, prec, optimizer)

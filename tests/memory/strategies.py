@@ -66,22 +66,39 @@ def activation_configs(draw: st.DrawFn, max_seq: int = 8192) -> ActivationConfig
     )
 
 
+# (framework, zero, offload_optimizer, offload_params) combinations each framework has
+LEGAL_SETUPS = (
+    [("deepspeed", z, False, False) for z in range(4)]
+    + [("deepspeed", z, True, False) for z in (1, 2, 3)]
+    + [("deepspeed", 3, True, True), ("plain", 3, True, True)]
+    + [("plain", z, o, False) for z in range(4) for o in (False, True) if z or not o]
+    + [("fsdp", 2, False, False), ("fsdp", 3, False, False), ("fsdp", 3, True, True)]
+    + [("megatron", 0, False, False), ("megatron", 1, False, False)]
+    + [("hf-trainer", 0, False, False)]
+)
+
+
 @st.composite
 def jobs(draw: st.DrawFn) -> Job:
-    """A training or inference job on a drawn architecture."""
+    """A training or inference job on a drawn architecture, with a legal combination of options."""
     inference = draw(st.booleans())
     method = draw(st.sampled_from(("full", "lora", "qlora")))
+    framework, zero, offload, offload_params = draw(st.sampled_from(LEGAL_SETUPS))
+    if inference:
+        zero, offload, offload_params = 0, False, False
     return Job(
+        framework=framework,
+        offload_params=offload_params,
         arch=draw(any_architecture),
         method=method,
         lora_rank=draw(st.integers(1, 256)),
         lora_targets=draw(st.sampled_from((None, "all-linear"))),
-        double_quant=draw(st.booleans()),
+        double_quant=method == "qlora" and draw(st.booleans()),
         precision=draw(precisions),
         optimizer=draw(optimizers),
-        zero=draw(st.integers(0, 3)),
+        zero=zero,
         gpus=draw(st.integers(1, 64)),
-        offload_optimizer=draw(st.booleans()),
+        offload_optimizer=offload,
         batch=draw(st.integers(1, 32)),
         seq=draw(st.integers(1, 8192)),
         checkpointing=draw(st.sampled_from(RECOMPUTE)),

@@ -10,7 +10,7 @@ from rigcheck.memory.estimate import Estimate, Job, estimate
 from .strategies import jobs
 
 PARTS = ("weights_bytes", "grads_bytes", "master_bytes", "optimizer_bytes", "activations_bytes",
-         "kv_cache_bytes", "overhead_bytes")  # fmt: skip
+         "kv_cache_bytes", "overhead_bytes", "working_bytes")  # fmt: skip
 
 
 @given(jobs())
@@ -23,7 +23,9 @@ def test_total_is_the_sum_of_integer_parts(job: Job) -> None:
 
 @given(jobs())
 def test_inference_keeps_no_training_state(job: Job) -> None:
-    result = estimate(replace(job, inference=True))
+    result = estimate(
+        replace(job, inference=True, zero=0, offload_optimizer=False, offload_params=False)
+    )
     assert (result.grads_bytes, result.master_bytes, result.optimizer_bytes) == (0, 0, 0)
     assert result.trainable_params == 0 and result.kv_cache_bytes > 0
 
@@ -33,14 +35,16 @@ def test_more_gpus_never_need_more_per_gpu(job: Job, extra: int) -> None:
     assert estimate(replace(job, gpus=job.gpus + extra)).total_bytes <= estimate(job).total_bytes
 
 
-@given(jobs())
-def test_offload_moves_bytes_to_the_host_and_never_adds_to_the_gpu(job: Job) -> None:
+@given(jobs(), st.sampled_from(("deepspeed", "plain")), st.integers(1, 3))
+def test_offload_moves_bytes_to_the_host_and_never_adds_to_the_gpu(job, framework, zero) -> None:
+    job = replace(job, inference=False, framework=framework, zero=zero, offload_params=False)
     on, off = (
         estimate(replace(job, offload_optimizer=True)),
         estimate(replace(job, offload_optimizer=False)),
     )
     assert on.total_bytes <= off.total_bytes
-    if not job.inference:
+    assert (on.host_bytes > 0) == (off.master_bytes + off.optimizer_bytes > 0)
+    if framework == "plain":
         assert on.total_bytes + on.host_bytes == off.total_bytes
 
 

@@ -13,10 +13,10 @@ from rigcheck.memory.units import GB
 
 KEYS = (
     "params", "trainable_params", "weights_bytes", "grads_bytes", "master_bytes",
-    "optimizer_bytes", "activations_bytes", "kv_cache_bytes", "overhead_bytes", "total_bytes",
-    "device_bytes",
+    "optimizer_bytes", "activations_bytes", "kv_cache_bytes", "overhead_bytes", "working_bytes",
+    "total_bytes", "device_bytes",
 )  # fmt: skip
-PARTS = KEYS[2:9]
+PARTS = KEYS[2:10]
 
 
 def fit_json(capsys, *argv: str) -> tuple[int, dict]:
@@ -33,7 +33,8 @@ def fit_json(capsys, *argv: str) -> tuple[int, dict]:
 def test_reproduces_the_zero_papers_example(capsys, stage, per_gpu_gb, paper) -> None:
     """ZeRO Fig. 1: 7.5B parameters, Adam in mixed precision (K = 12), N = 64 GPUs."""
     argv = ["--params", "7.5B", "--precision", "fp16-mixed", "--optimizer", "adam", "--gpus", "64",
-            "--zero", str(stage), "--vram", "80GB", "--overhead", "0"]  # fmt: skip
+            "--zero", str(stage), "--vram", "80GB", "--overhead", "0",
+            "--framework", "plain"]  # fmt: skip
     status, report = fit_json(capsys, *argv)
     assert report["total_bytes"] == report["model_state_bytes"] == int(per_gpu_gb * GB)
     assert f"{report['total_bytes'] / GB:.1f}".rstrip("0").rstrip(".") == paper
@@ -130,7 +131,7 @@ def test_bad_input_is_one_clear_line_and_exit_2(capsys, argv, message) -> None:
         (["--model", "gpt2", "--vram", "80GiB", "--zero", "4"], "invalid choice"),
         (["--model", "gpt2", "--vram", "80GiB", "--method", "dora"], "invalid choice"),
         (["--model", "gpt2", "--params", "7B", "--vram", "80GiB"], "not allowed with"),
-        (["--vram", "80GiB"], "one of the arguments --model --params is required"),
+        (["--vram", "80GiB"], "one of the arguments --model --config --params is required"),
     ],
 )
 def test_unparseable_options_exit_2_with_one_line(capsys, argv, message) -> None:
@@ -143,7 +144,11 @@ def test_unparseable_options_exit_2_with_one_line(capsys, argv, message) -> None
 
 def test_json_names_the_precision_convention(capsys) -> None:
     _, report = fit_json(capsys, "--params", "1B", "--precision", "bf16-mixed", "--vram", "80GiB")
-    assert report["convention"].startswith("ZeRO paper 3.1")
+    assert (
+        report["convention"].startswith("DeepSpeed 0.19.8") and report["framework"] == "deepspeed"
+    )
+    argv = ("--params", "1B", "--framework", "plain", "--vram", "80GiB")
+    assert fit_json(capsys, *argv)[1]["convention"].startswith("ZeRO paper 3.1")
     _, report = fit_json(capsys, "--params", "1B", "--precision", "bf16", "--vram", "80GiB")
     assert report["convention"].startswith("torch.optim")
 

@@ -37,7 +37,7 @@ def test_plan_keys_are_the_fit_options() -> None:
         ({"model": "gpt2", "batchsize": 4}, "unrecognized arguments: --batchsize 4"),
         ({"model": "gpt2", "method": "dora"}, "invalid choice: 'dora'"),
         ({"model": "gpt2", "gpus": 0}, "--gpus must be >= 1"),
-        ({"batch": 4}, "one of the arguments --model --params is required"),
+        ({"batch": 4}, "one of the arguments --model --config --params is required"),
         (["gpt2"], "a JSON object"),
     ],
 )

@@ -1,5 +1,7 @@
 """The seed documents' rules of thumb, pinned: each test states the correct figure and why."""
 
+from dataclasses import replace
+
 from rigcheck.memory.architecture import Architecture, TensorGroup, parameter_count, tensor_groups
 from rigcheck.memory.estimate import Job, estimate
 from rigcheck.memory.inference import kv_cache_bytes
@@ -52,12 +54,12 @@ def test_003_350m_example_prints_5_41_not_12_to_15_gb() -> None:
                         mlp_width=4096, gated_mlp=False, norm="layer", bias="all",
                         positions=2048, fused_qkv=True, tied_embeddings=True)  # fmt: skip
     assert 350e6 < parameter_count(arch) < 360e6
-    job = Job(arch=arch, batch=8, seq=2048, overhead_bytes=0)
+    job = Job(arch=arch, batch=8, seq=2048, overhead_bytes=0, framework="plain")  # paper: 16 B/p
     flash = estimate(job)
     assert flash.model_state_bytes == 16 * parameter_count(arch)
     assert flash.activations_bytes >= 24 * 34 * 8 * 2048 * 1024  # 34sbh per layer, at least
     assert round(flash.total_bytes / GB, 1) == 22.0
-    eager = estimate(Job(arch=arch, batch=8, seq=2048, overhead_bytes=0, attention="eager"))
+    eager = estimate(replace(job, attention="eager"))
     assert round(eager.total_bytes / GB, 1) == 47.7
 
 
@@ -83,9 +85,10 @@ def test_000_llama3_70b_qlora_needs_more_again() -> None:
 def test_002_a100_80gb_trains_5b_counting_model_state_only() -> None:
     """002: "an A100 80GB trains up to ~5B params with Adam mixed precision": exactly 80e9/16,
     with nothing else on the GPU. The CUDA context alone (1 GiB here) makes 5B not fit."""
-    job = Job(params=5_000_000_000, precision="bf16-mixed", optimizer="adam", overhead_bytes=0)
+    paper = {"precision": "bf16-mixed", "optimizer": "adam", "framework": "plain"}
+    job = Job(params=5_000_000_000, overhead_bytes=0, **paper)
     assert estimate(job).total_bytes == 80 * GB
-    with_context = Job(params=5_000_000_000, precision="bf16-mixed", optimizer="adam")
+    with_context = Job(params=5_000_000_000, **paper)
     assert estimate(with_context).total_bytes > 80 * GB
     assert (80 * GB - GiB) // 16 == 4_932_891_136  # the most that fits beside 1 GiB of context
 
@@ -96,5 +99,5 @@ def test_000_activations_per_token_is_the_kv_cache_not_training_activations() ->
     without checkpointing stores ~81 GB of activations (flash attention), not 8 GB."""
     arch = preset("llama-2-7b")
     assert kv_cache_bytes(arch, 1, 1, 2) == 2 * 32 * 4096 * 2 == 524_288
-    job = Job(arch=arch, batch=8, seq=2048, overhead_bytes=0)
+    job = Job(arch=arch, batch=8, seq=2048, overhead_bytes=0, framework="plain")  # paper: 16 B/p
     assert 80 * GB < estimate(job).activations_bytes < 90 * GB

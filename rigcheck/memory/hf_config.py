@@ -1,0 +1,133 @@
+"""An Architecture from a Hugging Face config.json, for any decoder-only model of a known family.
+
+Field names follow transformers 5.23's configuration classes (models/<family>/configuration_*.py);
+the parameter tensors they imply were checked against meta-device instantiations of each family
+(tests/memory/test_hf_config.py). A model id ('meta-llama/Llama-2-7b-hf') is resolved from the
+local Hugging Face cache only (HF_HUB_CACHE, else HF_HOME/hub, else ~/.cache/huggingface/hub):
+nothing is downloaded.
+"""
+
+import json
+import os
+from pathlib import Path
+
+from rigcheck.memory.architecture import Architecture
+from rigcheck.memory.errors import ConfigError
+
+# model_type -> what differs from the Llama layout. Families not listed are refused by name.
+_FAMILIES = {
+    "llama": {},
+    "mistral": {},
+    "qwen2": {"bias": "qkv"},
+    "qwen3": {"qk_norm": True},
+    "gemma": {},
+    "gemma2": {"norms_per_layer": 4},
+    "gemma3_text": {"norms_per_layer": 4, "qk_norm": True},
+    "phi3": {},
+    "mixtral": {},
+    "qwen2_moe": {"bias": "qkv"},
+    "qwen3_moe": {"qk_norm": True},
+}
+
+
+def _get(config: dict, *names: str, default: object = None) -> object:
+    for name in names:
+        if config.get(name) is not None:
+            return config[name]
+    if default is None:
+        raise ConfigError(f"config.json has none of {', '.join(names)}")
+    return default
+
+
+def _sliding(config: dict, layers: int) -> tuple[int, int]:
+    """(window, layers using it): from layer_types when given, else every layer (Mistral)."""
+    window = config.get("sliding_window") or 0
+    if config.get("use_sliding_window") is False:
+        return 0, 0
+    types = config.get("layer_types")
+    if window and isinstance(types, list):
+        return window, sum(t == "sliding_attention" for t in types)
+    if window and config.get("model_type") == "gemma2":
+        return window, layers // 2  # transformers: every even layer (0, 2, ...) slides
+    return window, layers if window else 0
+
+
+def _moe(config: dict, layers: int) -> dict:
+    experts = config.get("num_local_experts") or config.get("num_experts") or 0
+    if not experts:
+        return {}
+    top_k = _get(config, "num_experts_per_tok")
+    step = config.get("decoder_sparse_step") or 1
+    dense_only = set(config.get("mlp_only_layers") or [])
+    dense = sum(1 for i in range(layers) if i in dense_only or (i + 1) % step)
+    return {
+        "experts": experts,
+        "experts_per_token": top_k,
+        "expert_mlp_width": config.get("moe_intermediate_size") or 0,
+        "shared_expert_width": config.get("shared_expert_intermediate_size") or 0,
+        "dense_layers": dense,
+    }
+
+
+def from_hf_config(config: dict) -> Architecture:
+    """The Architecture a decoder-only config.json describes; a ConfigError says what is wrong."""
+    if not isinstance(config, dict):
+        raise ConfigError("config.json must hold a JSON object")
+    config = config.get("text_config") or config  # multimodal wrappers keep the LM inside
+    family = config.get("model_type")
+    if family not in _FAMILIES:
+        raise ConfigError(
+            f"model_type {family!r} is not supported; known: {', '.join(_FAMILIES)} "
+            "(or give --params for model state only)"
+        )
+    layers = int(_get(config, "num_hidden_layers"))
+    heads = int(_get(config, "num_attention_heads"))
+    window, sliding = _sliding(config, layers)
+    default_bias = _FAMILIES[family].get("bias", "none")
+    kw = dict(_FAMILIES[family])
+    kw["bias"] = "attn" if config.get("attention_bias") and default_bias == "none" else default_bias
+    try:
+        return Architecture(
+            vocab=int(_get(config, "vocab_size")),
+            hidden=int(_get(config, "hidden_size")),
+            layers=layers,
+            heads=heads,
+            kv_heads=int(config.get("num_key_value_heads") or heads),
+            mlp_width=int(_get(config, "intermediate_size")),
+            tied_embeddings=bool(config.get("tie_word_embeddings", family.startswith("gemma"))),
+            head_dim=int(config.get("head_dim") or 0),
+            max_positions=int(config.get("max_position_embeddings") or 0),
+            mlp_bias=bool(config.get("mlp_bias", False)),
+            sliding_window=window,
+            sliding_layers=sliding,
+            **kw,
+            **_moe(config, layers),
+        )
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"config.json: {exc}") from None
+
+
+def load_hf_config(path: str | Path) -> Architecture:
+    """Read a config.json (or a directory holding one)."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / "config.json"
+    try:
+        return from_hf_config(json.loads(path.read_text()))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"cannot read {path}: {exc}") from None
+
+
+def hub_cache() -> Path:
+    """Where huggingface_hub keeps downloaded repositories on this machine."""
+    if os.environ.get("HF_HUB_CACHE"):
+        return Path(os.environ["HF_HUB_CACHE"])
+    home = os.environ.get("HF_HOME") or Path.home() / ".cache" / "huggingface"
+    return Path(home) / "hub"
+
+
+def cached_config(model_id: str) -> Path | None:
+    """The newest cached config.json of a hub model id, or None when it is not in the cache."""
+    repo = hub_cache() / ("models--" + model_id.replace("/", "--"))
+    found = sorted(repo.glob("snapshots/*/config.json"), key=lambda p: p.stat().st_mtime)
+    return found[-1] if found else None
