@@ -97,7 +97,9 @@ def add_fit_arguments(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     job.add_argument("--offload-params", action="store_true", help="ZeRO-3: weights on host too")
     job.add_argument("--batch", type=int, default=1, help="micro-batch per GPU (default 1)")
-    job.add_argument("--seq", type=int, default=2048, help="tokens per sequence (default 2048)")
+    job.add_argument(
+        "--seq", type=int, help="tokens per sequence (default 2048, or the model's positions)"
+    )
     job.add_argument("--checkpointing", choices=RECOMPUTE, default="none")
     job.add_argument("--attention", choices=ATTENTION, default="flash", help="default flash")
     job.add_argument("--inference", action="store_true", help="weights + KV cache, no training")
@@ -149,8 +151,12 @@ def job_from_args(args: argparse.Namespace) -> Job:
     if args.inference and args.optimizer is not None:
         raise ConfigError("--inference has no optimizer: drop --optimizer")
     zero = args.zero if args.zero is not None else (3 if args.framework == "fsdp" else 0)
+    arch = _architecture(args)
+    seq = (
+        args.seq if args.seq is not None else min(2048, (arch.max_positions if arch else 0) or 2048)
+    )
     return Job(
-        arch=_architecture(args),
+        arch=arch,
         params=args.params or 0,
         method=args.method,
         lora_rank=args.lora_rank,
@@ -168,7 +174,7 @@ def job_from_args(args: argparse.Namespace) -> Job:
         block_size=args.block_size,
         **_parallel(args),
         batch=args.batch,
-        seq=args.seq,
+        seq=seq,
         checkpointing=args.checkpointing,
         attention=args.attention,
         inference=args.inference,
@@ -200,6 +206,11 @@ def fit_report(args: argparse.Namespace, job: Job, result: Estimate, device: int
     pure = PRECISIONS[job.precision].master_bytes == 0
     convention = CONVENTIONS[job.framework]
     out["convention"] = PRECISIONS[job.precision].convention if pure else convention
+    if job.inference:
+        out["convention"] = (
+            f"{job.engine}: weights + KV cache (KV heads per GPU = max(1, kv_heads / tp))"
+            + (f", {job.block_size}-token blocks" if job.engine == "vllm" else "")
+        )
     out["dp"] = job.dp
     out["job"] = {k: v for k, v in vars(args).items() if k not in ("func", "json")}
     if isinstance(job.lora_targets, tuple):

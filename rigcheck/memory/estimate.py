@@ -202,9 +202,13 @@ def estimate(job: Job) -> Estimate:
     return _inference(job) if job.inference else _training(job)
 
 
-def _counts(job: Job) -> fw.Counts:
-    """What a framework's layout needs to know about the model on one GPU."""
+def _counts(job: Job, only: str = "all") -> fw.Counts:
+    """What a framework's layout needs to know about the model on one GPU; `only` picks the
+    routed experts ("experts") or everything else ("dense") when they shard differently."""
     base, adapters = base_groups(job), _adapters(job)
+    if only != "all":
+        base = tuple(g for g in base if (g.role == "expert") == (only == "experts"))
+        adapters = () if only == "experts" else adapters
     trainable = base if job.method == "full" else adapters
     frozen = () if job.method == "full" else base
     bits = nf4_bits(job.double_quant) if job.method == "qlora" else None
@@ -216,17 +220,28 @@ def _counts(job: Job) -> fw.Counts:
     n = sum(g.total for g in trainable)
     cast_roles = ("linear", "lm_head", "bias", "adapter", "expert", "router", "flat")
     tied = job.arch is not None and job.arch.tied_embeddings and job.method == "full"
+    cast = sum(
+        g.total for g in trainable if g.role in cast_roles or (tied and g.role == "embedding")
+    )
     return fw.Counts(
         params=n + frozen_weights.params,
         trainable=n,
         frozen_weight_bytes=frozen_weights.weights_bytes,
         optimizer_bytes=optimizer_state_bytes(trainable, job.optimizer, 4),
-        cast_params=sum(
-            g.total for g in trainable if g.role in cast_roles or (tied and g.role == "embedding")
-        ),
+        cast_params=cast,
         largest_layer=largest_layer_params(job.arch) if job.arch else 0,
         largest_unit=fw.largest_unit(base + adapters, job.arch.layers if job.arch else 1),
     )
+
+
+def _framework_layout(job: Job, c: fw.Counts, dp: int) -> fw.Layout:
+    if job.framework == "deepspeed":
+        return fw.deepspeed(c, job.zero, dp, job.offload_optimizer, job.offload_params)
+    if job.framework == "fsdp":
+        return fw.fsdp(c, job.zero, dp, job.offload_optimizer, job.offload_params)
+    if job.framework == "megatron":
+        return fw.megatron(c, job.zero, dp, job.precision)
+    return fw.hf_trainer(c, dp)
 
 
 def training_layout(job: Job) -> fw.Layout:
@@ -238,14 +253,17 @@ def training_layout(job: Job) -> fw.Layout:
         if job.offload_optimizer:
             state, host = offload_optimizer(state)
         return fw.Layout(state, host, 0)
-    c, dp = _counts(job), job.dp
-    if job.framework == "deepspeed":
-        return fw.deepspeed(c, job.zero, dp, job.offload_optimizer, job.offload_params)
-    if job.framework == "fsdp":
-        return fw.fsdp(c, job.zero, dp, job.offload_optimizer, job.offload_params)
-    if job.framework == "megatron":
-        return fw.megatron(c, job.zero, dp, job.precision)
-    return fw.hf_trainer(c, dp)
+    whole = _framework_layout(job, _counts(job), job.dp)
+    if job.ep == 1:
+        return whole
+    # Expert parallelism: each GPU's experts are sharded over the expert-data-parallel group
+    # (dp / ep ranks holding the same experts), the rest over all dp ranks (DeepSpeed-MoE,
+    # Megatron-core's expert_data_parallel group).
+    dense = _framework_layout(job, _counts(job, "dense"), job.dp)
+    experts = _framework_layout(job, _counts(job, "experts"), job.dp // job.ep)
+    return fw.Layout(
+        dense.state + experts.state, dense.host_bytes + experts.host_bytes, whole.working_bytes
+    )
 
 
 def _training(job: Job) -> Estimate:

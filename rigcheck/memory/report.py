@@ -12,6 +12,7 @@ _PARTS = (
     ("optimizer_bytes", "optimizer state"),
     ("activations_bytes", "activations"),
     ("kv_cache_bytes", "KV cache"),
+    ("working_bytes", "gathered layers / 16-bit copies / DDP buckets"),
     ("overhead_bytes", "CUDA context + allocator (--overhead)"),
 )
 
@@ -32,6 +33,8 @@ def parts_table(report: dict) -> Table:
         _row(table, label, report[key])
     _row(table, "total", report["total_bytes"], style="bold")
     _row(table, "device", report["device_bytes"])
+    if report.get("usable_bytes", report["device_bytes"]) != report["device_bytes"]:
+        _row(table, "usable (--gpu-memory-utilization)", report["usable_bytes"])
     return table
 
 
@@ -47,7 +50,11 @@ def print_table(report: dict, console: Console | None = None) -> None:
     """Print the table, the notes that qualify it, and the verdict."""
     console = console or Console()
     console.print(parts_table(report))
-    console.print(f"precision layout: {report['convention']}")
+    console.print(f"framework: {report.get('framework', '?')}; layout: {report['convention']}")
+    if report.get("active_params", report["params"]) != report["params"]:
+        console.print(
+            f"mixture of experts: {report['active_params']:,} parameters active per token"
+        )
     if not report["activations_modelled"]:
         console.print("note: activations not modelled: --params gives no shapes; use --model")
     if report["host_bytes"]:

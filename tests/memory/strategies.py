@@ -86,10 +86,11 @@ def jobs(draw: st.DrawFn) -> Job:
     framework, zero, offload, offload_params = draw(st.sampled_from(LEGAL_SETUPS))
     if inference:
         zero, offload, offload_params = 0, False, False
+    arch = draw(any_architecture)
     return Job(
         framework=framework,
         offload_params=offload_params,
-        arch=draw(any_architecture),
+        arch=arch,
         method=method,
         lora_rank=draw(st.integers(1, 256)),
         lora_targets=draw(st.sampled_from((None, "all-linear"))),
@@ -100,7 +101,7 @@ def jobs(draw: st.DrawFn) -> Job:
         gpus=draw(st.integers(1, 64)),
         offload_optimizer=offload,
         batch=draw(st.integers(1, 32)),
-        seq=draw(st.integers(1, 8192)),
+        seq=draw(st.integers(1, min(8192, arch.max_positions or 8192))),
         checkpointing=draw(st.sampled_from(RECOMPUTE)),
         attention=draw(st.sampled_from(ATTENTION)),
         inference=inference,

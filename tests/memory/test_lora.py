@@ -74,7 +74,7 @@ def test_unknown_target_names_the_available_ones() -> None:
 
 @given(any_architecture, st.integers(1, 64), st.sampled_from(("lora", "qlora")))
 def test_frozen_base_gets_no_grads_master_or_state(arch, rank, method) -> None:
-    job = Job(arch=arch, method=method, lora_rank=rank, lora_targets=ALL_LINEAR)
+    job = Job(arch=arch, method=method, lora_rank=rank, lora_targets=ALL_LINEAR, seq=512)
     state = unsharded_state(job)
     adapters = lora_params(arch, rank, ALL_LINEAR)
     assert state.trainable_params == adapters
@@ -84,4 +84,4 @@ def test_frozen_base_gets_no_grads_master_or_state(arch, rank, method) -> None:
 
 def test_lora_rank_zero_is_refused() -> None:
     with pytest.raises(ConfigError, match="--lora-rank must be >= 1 with --method lora"):
-        estimate(Job(arch=preset("gpt2"), method="lora", lora_rank=0))
+        estimate(Job(arch=preset("gpt2"), method="lora", lora_rank=0, seq=512))
