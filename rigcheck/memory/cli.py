@@ -150,7 +150,8 @@ def job_from_args(args: argparse.Namespace) -> Job:
     """The Job the parsed options describe; a ConfigError for combinations that make no sense."""
     if args.inference and args.optimizer is not None:
         raise ConfigError("--inference has no optimizer: drop --optimizer")
-    zero = args.zero if args.zero is not None else (3 if args.framework == "fsdp" else 0)
+    fsdp_training = args.framework == "fsdp" and not args.inference
+    zero = args.zero if args.zero is not None else (3 if fsdp_training else 0)
     arch = _architecture(args)
     seq = (
         args.seq if args.seq is not None else min(2048, (arch.max_positions if arch else 0) or 2048)
@@ -164,7 +165,7 @@ def job_from_args(args: argparse.Namespace) -> Job:
         double_quant=args.double_quant,
         precision=args.precision,
         optimizer=args.optimizer or "adamw",
-        zero=0 if args.inference else zero,
+        zero=zero,
         gpus=args.gpus,
         offload_optimizer=args.offload_optimizer,
         offload_params=args.offload_params,

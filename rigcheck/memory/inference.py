@@ -34,7 +34,9 @@ def kv_cache_bytes(
 ) -> int:
     """Bytes of K and V for `batch` sequences of `tokens` tokens each, in whole blocks."""
     full = ceil_div(tokens, block_tokens) * block_tokens
-    window = min(tokens, arch.sliding_window + block_tokens) if arch.sliding_window else tokens
+    # a window straddles block boundaries: vLLM keeps one block more than the window
+    extra = block_tokens if block_tokens > 1 else 0
+    window = min(tokens, arch.sliding_window + extra) if arch.sliding_window else tokens
     windowed = ceil_div(window, block_tokens) * block_tokens
     layer_tokens = (arch.layers - arch.sliding_layers) * full + arch.sliding_layers * windowed
     return 2 * arch.kv_width * layer_tokens * batch * element_bytes
