@@ -24,7 +24,8 @@ fsdp (torch 2.13 FSDP2, torch/distributed/fsdp/_fully_shard/_fsdp_param.py, Mixe
     (4 x unit). --zero 2 (reshard_after_forward=False, SHARD_GRAD_OP) keeps the whole bf16 model
     gathered between forward and backward. CPUOffloadPolicy moves parameters, gradients and
     optimizer state together.
-megatron (Megatron-LM core, docs/source/api-guide/dist_optimizer.md; bf16 sets
+megatron (Megatron Core developer guide, api-guide/dist_optimizer (docs.nvidia.com/megatron-core,
+    latest as of 2026-11), its bytes-per-parameter table; bf16 sets
     accumulate_allreduce_grads_in_fp32): bf16 weights 2 and fp32 main gradients 4 stay whole;
     --zero 1 (--use-distributed-optimizer) shards the fp32 master 4 and state K: 6 + 12/d (18
     without). fp16: 16-bit gradients 2 plus an fp32 copy 4 that shards with the optimizer: 4 + 16/d.
