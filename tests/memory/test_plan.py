@@ -31,6 +31,17 @@ def test_plan_keys_are_the_fit_options() -> None:
     )  # fmt: skip
 
 
+def test_plans_take_the_framework_and_parallelism_options() -> None:
+    options = {"model": "llama-2-70b", "framework": "megatron", "zero": 1, "gpus": 16, "tp": 8,
+               "pp": 2, "sp": True, "checkpointing": "selective"}  # fmt: skip
+    assert job_from_options(options) == Job(
+        arch=preset("llama-2-70b"), framework="megatron", zero=1, gpus=16, tp=8, pp=2, sp=True,
+        checkpointing="selective", seq=2048,
+    )  # fmt: skip
+    with pytest.raises(ConfigError, match="has no --zero 3"):
+        job_from_options({**options, "zero": 3})
+
+
 @pytest.mark.parametrize(
     ("options", "message"),
     [
