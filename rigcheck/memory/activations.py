@@ -55,7 +55,7 @@ def _split(arch: Architecture, c: ActivationConfig) -> int:
     """Tensors TP splits by heads or MLP columns: Q, K, V, attention output, MLP intermediates."""
     sb, e = c.seq * c.batch, c.element_bytes
     attention = e * sb * (2 * arch.q_width + 2 * arch.kv_width)
-    mlp = (4 if arch.gated_mlp else 2) * e * sb * arch.mlp_width
+    mlp = (4 if arch.gated_mlp else 2) * e * sb * arch.token_mlp_width
     return attention + mlp
 
 

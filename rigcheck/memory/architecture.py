@@ -70,6 +70,15 @@ class Architecture:
         return self.layers - self.dense_layers if self.experts else 0
 
     @property
+    def token_mlp_width(self) -> int:
+        """MLP width one token passes through: the routed experts it goes to and any shared
+        expert under MoE (for activations; dense-MLP layers of an MoE model are not told apart)."""
+        if not self.experts:
+            return self.mlp_width
+        routed = (self.expert_mlp_width or self.mlp_width) * self.experts_per_token
+        return routed + self.shared_expert_width
+
+    @property
     def mlp_layers(self) -> int:
         """Layers with a dense MLP of mlp_width."""
         return self.layers - self.moe_layers

@@ -52,6 +52,6 @@ def inference_activation_bytes(
     across layers without a backward pass.
     """
     widest_attention = 2 * arch.q_width + 2 * arch.kv_width
-    widest_mlp = (3 if arch.gated_mlp else 2) * arch.mlp_width
+    widest_mlp = (3 if arch.gated_mlp else 2) * arch.token_mlp_width
     per_token = 2 * arch.hidden + max(widest_attention, widest_mlp)
     return element_bytes * tokens * batch * per_token + 4 * batch * arch.vocab

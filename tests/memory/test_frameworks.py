@@ -177,3 +177,16 @@ def test_offload_never_grows_the_gpu_share() -> None:
         on = estimate(Job(arch=arch, zero=zero, gpus=4, offload_optimizer=True))
         off = estimate(Job(arch=arch, zero=zero, gpus=4))
         assert on.total_bytes < off.total_bytes and on.host_bytes > 0
+
+
+def test_moe_activations_follow_the_experts_each_token_uses() -> None:
+    """Mixtral sends each token through 2 experts of width 14336: the MLP activations of a
+    dense model of width 2 x 14336, not of 8 experts and not of one."""
+    from dataclasses import replace
+
+    from rigcheck.memory.activations import ActivationConfig, layer_activation_bytes
+
+    mixtral = preset("mixtral-8x7b")
+    dense = replace(mixtral, experts=0, experts_per_token=0, mlp_width=2 * 14336)
+    config = ActivationConfig(seq=1024, batch=1, attention="flash")
+    assert layer_activation_bytes(mixtral, config) == layer_activation_bytes(dense, config)
