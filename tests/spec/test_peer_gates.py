@@ -27,6 +27,13 @@ GAP = 0.15
 # Memory floor policy: this fraction of the lowest total a healthy board is reported with.
 MEMORY_FLOOR_FRACTION = 0.99
 per_class = pytest.mark.parametrize("name", CLASSES)
+# Published measurements found for figures another change owns right now (issue 10's spec half
+# reworks the fp8 and Apple fp16 entries): apply them there, then drop the line here. The test
+# fails once the figure has its achievable tier, so this list cannot go stale.
+PENDING = {
+    ("b200", "matmul_fp8_tflops"): "stas00/ml-engineering MAMF: B200 SXM fp8 3432.5 TFLOP/s",
+    ("m4max", "matmul_fp16_tflops"): "zzc0721/torch-performance-test-data: M4 Max fp16 14.82",
+}
 
 
 def raw(name: str) -> dict[str, Any]:
@@ -69,9 +76,8 @@ def gaps(name: str, data: dict[str, Any]) -> list[Gap]:
             if not gate["same_definition"] or floor is None:
                 continue
             if abs(floor / gate["value"] - 1) > GAP:
-                found.append(
-                    Gap(name, key, floor, gate["value"], gate["peer"], gate.get("justification", ""))
-                )
+                why = gate.get("justification", "")
+                found.append(Gap(name, key, floor, gate["value"], gate["peer"], why))
     return found
 
 
@@ -90,7 +96,10 @@ def test_every_gpu_figure_has_an_achievable_tier_or_says_where_it_looked(name):
     silent, both = [], []
     for key, entry in data["figures"].items():
         record = entry.get("no_published_measurement")
-        if entry["achievable"] is None and record is None:
+        pending = PENDING.get((name, key))
+        if pending and entry["achievable"] is not None:
+            both.append(f"{key} (has its tier now: remove it from PENDING)")
+        if entry["achievable"] is None and record is None and not pending:
             silent.append(key)
         if entry["achievable"] is not None and record is not None:
             both.append(key)
@@ -103,13 +112,13 @@ def test_every_gpu_figure_has_an_achievable_tier_or_says_where_it_looked(name):
 
 @per_class
 def test_achievable_tiers_from_elsewhere_say_how_they_map(name):
-    """An achievable tier's source says what was measured; `mapping` where it is not our definition."""
+    """An achievable tier's source says what was measured, on which board."""
     short = [
         key
         for key, entry in raw(name)["figures"].items()
         if entry["achievable"] is not None and len(entry["achievable"]["source"]) < 40
     ]
-    assert not short, f"{name}: achievable tiers whose source is too short to say what it is: {short}"
+    assert not short, f"{name}: achievable tiers whose source is too short to say what: {short}"
 
 
 @per_class
@@ -151,7 +160,8 @@ def test_memory_floor_is_below_every_healthy_total(name):
         f"{name}: memory floor {floor} GiB; the policy (0.99 x the lowest healthy total, "
         f"{lowest} GiB, rounded down to 0.1 GiB) gives {want}"
     )
-    assert "memory floor policy" in memory["floor"]["source"], f"{name}: floor source names no policy"
+    source = memory["floor"]["source"]
+    assert "memory floor policy" in source, f"{name}: the floor's source names no policy"
 
 
 @per_class
@@ -203,7 +213,7 @@ def test_lister_keeps_the_justification():
 
 def table() -> str:
     """Every figure with a peer gate: class, figure, achievable (source), floor, gate, verdict."""
-    rows = ["| class | figure | achievable | floor | peer gate | verdict |", "|---|---|---|---|---|---|"]
+    rows = ["| class | figure | achievable | floor | peer gate | verdict |", "|---" * 6 + "|"]
     for name in CLASSES:
         data = raw(name)
         for key, entry in data["figures"].items():
