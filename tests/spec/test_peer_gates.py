@@ -236,5 +236,48 @@ def table() -> str:
     return "\n".join(rows)
 
 
+def basis(entry: dict[str, Any]) -> str:
+    """What a figure's floor rests on: a rigcheck recording, published measurements, the datasheet
+    (no achievable tier), a fixed host-dependent bound, or nothing (the check fails closed)."""
+    ach = entry["achievable"]
+    if ach is not None:
+        recorded = ach["source"].startswith(("rigcheck lent machine", "rigcheck:"))
+        return "recorded" if recorded else "published"
+    if entry["floor"] is None:
+        return "none"
+    return "datasheet" if entry["datasheet"] else "bound"
+
+
+def count_cell(kinds: dict[str, str], kind: str, named: bool) -> str:
+    keys = [k for k, v in kinds.items() if v == kind]
+    return f"{len(keys)}" + (f" ({', '.join(keys)})" if named and keys else "")
+
+
+def readme_table() -> str:
+    """The README's class table: per class, how many figures rest on what."""
+    rows = [
+        "| class | figures | recorded by rigcheck on real hardware | published measurements "
+        "| datasheet alone | host-dependent bound | no floor (fails closed) |",
+        "|---" * 7 + "|",
+    ]
+    for name in CLASSES:
+        figures = raw(name)["figures"]
+        kinds = {k: basis(e) for k, e in figures.items()}
+        cells = [
+            count_cell(kinds, kind, named=kind in ("recorded", "none"))
+            for kind in ("recorded", "published", "datasheet", "bound", "none")
+        ]
+        rows.append(f"| `{name}` | {len(figures)} | " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
+def test_readme_class_table_is_current():
+    readme = (SPEC_DIR.parent / "README.md").read_text()
+    assert readme_table() in readme, (
+        "README.md's class table no longer matches expected/: regenerate it with "
+        "`python tests/spec/test_peer_gates.py --readme` and paste it over the old one"
+    )
+
+
 if __name__ == "__main__":
-    sys.stdout.write(table() + "\n")
+    sys.stdout.write((readme_table() if "--readme" in sys.argv else table()) + "\n")
