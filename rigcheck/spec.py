@@ -11,7 +11,7 @@ from typing import Any
 import jsonschema
 
 from rigcheck.errors import SpecError, UnknownClassError
-from rigcheck.jsonfile import read_json
+from rigcheck.spec_meaning import SpecFileUnreadable, meaning_problems, read_strict
 
 SPEC_DIR = Path(__file__).resolve().parent.parent / "expected"
 SCHEMA_FILE = SPEC_DIR / "spec.schema.json"  # the schema always comes from the checkout
@@ -91,16 +91,29 @@ def load_all() -> dict[str, Spec]:
 
 def load_spec_file(path: Path) -> Spec:
     """Parse and validate a spec file; SpecError names the file, the JSON path and the problem."""
-    data = read_json(path, "spec file", SpecError)
+    try:
+        data = read_strict(Path(path))
+    except SpecFileUnreadable as exc:
+        raise SpecError(f"{path}: {exc}") from None
     error = jsonschema.exceptions.best_match(_validator().iter_errors(data))
     if error is not None:
-        raise SpecError(f"{path}: invalid spec {_describe(error)}")
+        raise SpecError(f"{path}: invalid spec {_one_line(_describe(error))}")
+    problems = meaning_problems(data)
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise SpecError(f"{path}: invalid spec {_one_line(problems[0])}{more}")
     if data["class"] != path.stem:
         raise SpecError(
             f"{path}: $.class is {data['class']!r} but the file is named {path.name}: "
             f"the marker comes from the file name, so they must agree"
         )
     return Spec(data, path)
+
+
+def _one_line(text: str) -> str:
+    """A message a person reads on one line, however odd the value it quotes."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= 300 else flat[:297] + "..."
 
 
 def _describe(error: jsonschema.ValidationError) -> str:
