@@ -9,6 +9,8 @@ compiles it. Each problem is one line naming the JSON path, so the loader can re
 
 from __future__ import annotations
 
+import difflib
+import itertools
 import json
 import math
 import re
@@ -47,7 +49,7 @@ def read_strict(path: Path) -> Any:
     if "\x00" in text:
         raise SpecFileUnreadable("is binary (it holds NUL bytes), not a JSON spec")
     try:
-        return json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=_no_duplicates)
+        return json.loads(text, parse_constant=_mark_constant, object_pairs_hook=_no_duplicates)
     except json.JSONDecodeError as exc:
         where = f"line {exc.lineno} column {exc.colno}"
         raise SpecFileUnreadable(f"not valid JSON ({where}: {exc.msg})") from None
@@ -61,23 +63,38 @@ class _Refused(ValueError):
     pass
 
 
-def _refuse_constant(name: str) -> Any:
-    raise _Refused(f"holds {name}, which is not a JSON number: every figure must be finite")
+class NonFinite:
+    """Where the file says NaN, Infinity or -Infinity: kept as a marker, so the loader can
+    refuse it naming its JSON path (parse_constant does not know where it is)."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+def _mark_constant(name: str) -> NonFinite:
+    return NonFinite(name)
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     seen: dict[str, Any] = {}
     for key, value in pairs:
         if key in seen:
-            raise _Refused(f"key {key!r} appears twice in one object: keep one")
+            raise _Refused(f"key {key!r} appears twice in one object ({_keys(pairs)}): keep one")
         seen[key] = value
     return seen
 
 
+def _keys(pairs: list[tuple[str, Any]]) -> str:
+    names = [key for key, _ in pairs]
+    return ", ".join(names[:6]) + (", ..." if len(names) > 6 else "")
+
+
 def meaning_problems(data: dict[str, Any]) -> list[str]:
     """Every meaning-level problem of a schema-valid spec, each 'at $.path: what is wrong'."""
-    problems = list(_non_finite(data, "$"))
-    problems += _identity(data["identity"])
+    problems = _identity(data["identity"])
     expect = data["expect"]
     problems += _gpu_count(expect["gpu_count"], data["backend"])
     if expect.get("tdp") is not None:
@@ -104,10 +121,15 @@ def meaning_problems(data: dict[str, Any]) -> list[str]:
     return problems
 
 
+def non_finite_problems(data: Any) -> list[str]:
+    """Every NaN/Infinity in the file, by JSON path; checked before the schema sees them."""
+    return list(_non_finite(data, "$"))
+
+
 def _non_finite(node: Any, where: str) -> Iterator[str]:
     # 1e999 parses to inf without any NaN/Infinity literal in the file.
-    if isinstance(node, float) and not math.isfinite(node):
-        yield f"at {where}: {node} is not a finite number"
+    if isinstance(node, NonFinite) or (isinstance(node, float) and not math.isfinite(node)):
+        yield f"at {where}: {node!r} is not a finite number; JSON has no NaN or Infinity"
     elif isinstance(node, dict):
         for key, value in node.items():
             yield from _non_finite(value, f"{where}.{key}")
@@ -161,7 +183,7 @@ def _tiers(figure: dict[str, Any], where: str) -> list[str]:
         if isinstance(figure.get(tier), dict) and isinstance(figure[tier].get("value"), int | float)
     ]
     problems = []
-    for (low, low_value), (high, high_value) in zip(stated, stated[1:], strict=False):
+    for (low, low_value), (high, high_value) in itertools.pairwise(stated):
         if low_value > high_value:
             problems.append(
                 f"at {where}.{low}.value: {low} {low_value} is above {high} {high_value}; "
@@ -171,7 +193,5 @@ def _tiers(figure: dict[str, Any], where: str) -> list[str]:
 
 
 def _near(name: str) -> str:
-    import difflib
-
     close = difflib.get_close_matches(name, FIGURE_UNITS, n=1)
     return f" (did you mean {close[0]!r}?)" if close else f"; known: {', '.join(FIGURE_UNITS)}"
