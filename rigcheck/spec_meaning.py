@@ -94,7 +94,7 @@ def _keys(pairs: list[tuple[str, Any]]) -> str:
 
 def meaning_problems(data: dict[str, Any]) -> list[str]:
     """Every meaning-level problem of a schema-valid spec, each 'at $.path: what is wrong'."""
-    problems = _identity(data["identity"])
+    problems = _identity(data["identity"], data["backend"])
     expect = data["expect"]
     problems += _gpu_count(expect["gpu_count"], data["backend"])
     if expect.get("tdp") is not None:
@@ -107,6 +107,10 @@ def meaning_problems(data: dict[str, Any]) -> list[str]:
                 f"which is always in {unit}"
             )
     problems += _tiers(expect["memory_per_device"], "$.expect.memory_per_device")
+    if expect["memory_per_device"].get("floor") is None:
+        # The schema lets a figure's floor be null (it fails closed); memory's floor is what
+        # every machine is judged against, so a null one would leave the check nothing to read.
+        problems.append("at $.expect.memory_per_device.floor: the memory floor must be stated")
     for name, figure in data["figures"].items():
         where = f"$.figures.{name}"
         if name not in FIGURE_UNITS:
@@ -138,7 +142,11 @@ def _non_finite(node: Any, where: str) -> Iterator[str]:
             yield from _non_finite(value, f"{where}[{i}]")
 
 
-def _identity(identity: dict[str, Any]) -> list[str]:
+def _identity(identity: dict[str, Any], backend: str) -> list[str]:
+    if backend in ("cuda", "rocm") and not identity["pci_device_ids"]:
+        # Detection and test_product_matches_class tell a GPU class from its neighbours by
+        # PCI id (an H100 SXM from an H100 PCIe); with none, any device of the name would do.
+        return ["at $.identity.pci_device_ids: a GPU class must list its PCI device ids"]
     pattern = identity.get("name_pattern")
     if pattern is None:
         return []
