@@ -4,6 +4,7 @@ spec: the healthy machine passes, the faulty one still fails."""
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 from perf_inputs import measurements
@@ -61,3 +62,18 @@ def test_a_mac_fp16_matmul_is_judged_not_failed_closed(class_run, name, healthy,
     bad = class_run(name, measurements(matmul_fp16_tflops={"mps": [slow, slow]}), *FP16)
     assert bad.outcomes == {test: "failed"}, bad.output
     assert "matmul_fp16_tflops below the floor" in bad.messages[test]
+
+
+TF32 = ("-k", "test_matmul_tflops and tf32")
+
+
+def test_the_perf_plugin_enables_rocm_tf32_before_torch_starts(class_run, monkeypatch):
+    """MI300X timed tf32 at the fp32 rate: ROCm torch needs HIPBLASLT_ALLOW_TF32=1."""
+    monkeypatch.delenv("HIPBLASLT_ALLOW_TF32", raising=False)
+    test = "test_matmul_tflops[gpu0-tf32]"
+    good = class_run("mi300x", measurements(matmul_tf32_tflops={0: 420.0}), *TF32)
+    assert os.environ.get("HIPBLASLT_ALLOW_TF32") == "1"
+    assert good.outcomes.get(test) == "passed", good.output
+    # The fp32 rate (what ran before): still below the tf32 floor, still a failure.
+    bad = class_run("mi300x", measurements(matmul_tf32_tflops={0: [120.0, 120.0]}), *TF32)
+    assert bad.outcomes.get(test) == "failed", bad.output
