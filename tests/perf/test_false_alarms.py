@@ -5,13 +5,24 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
+from junit_cases import outcomes_and_messages, read_junit
 from perf_inputs import measurements
 
-from conftest import PERF_SUITE, REPO, Run, _warnings, junit_results
-
+REPO = Path(__file__).resolve().parents[2]
+PERF_SUITE = REPO / "suites" / "perf"
 SNAPSHOTS = REPO / "fixtures" / "snapshots"
+
+
+@dataclass
+class Run:
+    ret: int
+    outcomes: dict[str, str]  # test name -> passed / failed / skipped
+    messages: dict[str, str]  # test name -> failure or skip message
+    output: str
 
 
 @pytest.fixture
@@ -45,7 +56,7 @@ def class_run(pytester: pytest.Pytester, monkeypatch, tmp_path):
             str(PERF_SUITE),
         )
         output = result.stdout.str() + "\n" + result.stderr.str()
-        return Run(int(result.ret), *junit_results(junit), output, _warnings(output))
+        return Run(int(result.ret), *outcomes_and_messages(read_junit(junit)), output)
 
     return run
 
