@@ -87,3 +87,16 @@ def detect_class(facts: Facts, specs: dict[str, Spec]) -> tuple[str | None, str]
         f"{describe_devices(facts)} matches no class in expected/: "
         "name one with -m CLASS, or add a spec file for it"
     )
+
+
+def expected_gpu_count(spec: Spec, found: int, override: int | None = None) -> int:
+    """How many accelerators this machine must have.
+
+    --gpus N when given. Otherwise the count found, when it is one of the node sizes the class
+    comes in (spec gpu_count.allowed: an 8-GPU HGX H100 node passes `pytest -m h100` with no
+    flag); else the class's default. A node that lost a GPU shows a count no healthy node of
+    the class has (7 of 8, 3 of 4), so it is still judged against the default and fails.
+    """
+    if override is not None:
+        return override
+    return found if found in spec.allowed_gpu_counts else int(spec.expected_value("gpu_count"))

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from rigcheck.detect import describe_devices, detect_class, identity_problems
+from rigcheck.detect import describe_devices, detect_class, expected_gpu_count, identity_problems
 from rigcheck.errors import FactsError, SpecError, UnknownClassError
 from rigcheck.facts import Facts, collect_facts, load_facts
 from rigcheck.spec import Spec, load_all
@@ -193,10 +193,11 @@ def spec(target: Target) -> Spec:
 
 
 @pytest.fixture(scope="session")
-def expected_gpus(request: pytest.FixtureRequest, spec: Spec) -> int:
-    """How many accelerators the machine must have: --gpus, else the class's spec."""
+def expected_gpus(request: pytest.FixtureRequest, spec: Spec, facts: Facts) -> int:
+    """How many accelerators the machine must have: --gpus, else a node size the class comes
+    in (rigcheck.detect.expected_gpu_count)."""
     override = request.config.getoption("--gpus")
-    return override if override is not None else int(spec.expected_value("gpu_count"))
+    return expected_gpu_count(spec, len(facts.devices), override)
 
 
 @pytest.fixture(scope="session")

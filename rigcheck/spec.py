@@ -11,7 +11,12 @@ from typing import Any
 import jsonschema
 
 from rigcheck.errors import SpecError, UnknownClassError
-from rigcheck.jsonfile import read_json
+from rigcheck.spec_meaning import (
+    SpecFileUnreadable,
+    meaning_problems,
+    non_finite_problems,
+    read_strict,
+)
 
 SPEC_DIR = Path(__file__).resolve().parent.parent / "expected"
 SCHEMA_FILE = SPEC_DIR / "spec.schema.json"  # the schema always comes from the checkout
@@ -66,6 +71,12 @@ class Spec:
         return int(floor * GIB)
 
     @property
+    def allowed_gpu_counts(self) -> list[int]:
+        """Every accelerator count a healthy machine of the class comes in (its node sizes)."""
+        entry = self.expect("gpu_count")
+        return sorted(set(entry.get("allowed") or []) | {entry["value"]})
+
+    @property
     def figures(self) -> dict[str, dict[str, Any]]:
         return self.data["figures"]
 
@@ -91,16 +102,33 @@ def load_all() -> dict[str, Spec]:
 
 def load_spec_file(path: Path) -> Spec:
     """Parse and validate a spec file; SpecError names the file, the JSON path and the problem."""
-    data = read_json(path, "spec file", SpecError)
+    try:
+        data = read_strict(Path(path))
+    except SpecFileUnreadable as exc:
+        raise SpecError(f"{path}: {exc}") from None
+    _refuse(path, non_finite_problems(data))
     error = jsonschema.exceptions.best_match(_validator().iter_errors(data))
     if error is not None:
-        raise SpecError(f"{path}: invalid spec {_describe(error)}")
+        raise SpecError(f"{path}: invalid spec {_one_line(_describe(error))}")
+    _refuse(path, meaning_problems(data))
     if data["class"] != path.stem:
         raise SpecError(
             f"{path}: $.class is {data['class']!r} but the file is named {path.name}: "
             f"the marker comes from the file name, so they must agree"
         )
     return Spec(data, path)
+
+
+def _refuse(path: Path, problems: list[str]) -> None:
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise SpecError(f"{path}: invalid spec {_one_line(problems[0])}{more}")
+
+
+def _one_line(text: str) -> str:
+    """A message a person reads on one line, however odd the value it quotes."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= 300 else flat[:297] + "..."
 
 
 def _describe(error: jsonschema.ValidationError) -> str:

@@ -125,6 +125,32 @@ def nvls_state(backend: str, effective: Mapping[str, Any], log: Mapping[str, Any
     return True, f"NCCL set up {count}; it uses NVLS for large all-reduce where available"
 
 
+RING_FIGURE = "allreduce_ring_busbw_gbps"
+
+
+def nvls_unavailable_on_node(log: Mapping[str, Any] | None) -> bool:
+    """NCCL itself found no NVLS on this node: no multicast support (a VM without it, a
+    fabric manager that does not enable it) or 0 NVLS channels. Then ring all-reduce is the
+    healthy figure. NVLS switched off by NCCL_NVLS_ENABLE or NCCL_ALGO is not this: that is a
+    setting, and the NVLS figure still judges it."""
+    if not isinstance(log, Mapping):
+        return False
+    return log.get("nvls_available") is False or log.get("nvls_channels") == 0
+
+
+def allreduce_figure(backend: str, nccl: Mapping[str, Any] | None, figures: Mapping[str, Any]):
+    """(the spec figure that judges this all-reduce, why that one)."""
+    if backend != "nccl" or RING_FIGURE not in figures or not isinstance(nccl, Mapping):
+        return "allreduce_busbw_gbps", ""
+    effective = nccl.get("effective") if isinstance(nccl.get("effective"), Mapping) else {}
+    by_setting = str(effective.get("NCCL_NVLS_ENABLE")) == "0" or not algo_allows_nvls(
+        effective.get("NCCL_ALGO")
+    )
+    if not by_setting and nvls_unavailable_on_node(nccl.get("log")):
+        return RING_FIGURE, "NCCL reports NVLS unavailable on this node: judged as ring all-reduce"
+    return "allreduce_busbw_gbps", ""
+
+
 def socket_ifname_matches(value: str, interfaces: list[str]) -> list[str]:
     """The interfaces NCCL_SOCKET_IFNAME selects, by NCCL's rules.
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rigcheck.facts import Facts
+from rigcheck.measure.numa import gpu_numa_cpus
 from rigcheck.require import gpu_label
 
 
@@ -28,6 +29,8 @@ class MeasuredDevice:
     index: int | None = None  # the facts (NVML) index of a GPU
     bus_id: str | None = None
     fact: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    numa_node: int | None = None  # the GPU's NUMA node, from the topology facts
+    host_cpus: str | None = None  # that node's CPUs (cpulist): where its host buffers go
 
     @property
     def param_id(self) -> str:
@@ -49,6 +52,7 @@ def measured_devices(facts: Facts, backend: str) -> list[MeasuredDevice]:
             index=d.get("index"),
             bus_id=(d.get("pci") or {}).get("bus_id") if isinstance(d.get("pci"), dict) else None,
             fact=d,
+            **dict(zip(("numa_node", "host_cpus"), gpu_numa_cpus(facts, d), strict=True)),
         )
         for d in facts.devices
     ]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from rigcheck.measure.device import MeasuredDevice
 from rigcheck.measure.measurement import Measurement, rates
+from rigcheck.measure.numa import on_cpus
 from rigcheck.measure.timing import Plan, Timer
 
 MIB = 2**20
@@ -30,14 +31,23 @@ def copy_into(dst, src, non_blocking: bool) -> None:
     dst.copy_(src, non_blocking=non_blocking)
 
 
-def _link(device: MeasuredDevice, timer: Timer, direction: str) -> Measurement:
+def host_buffers():
+    """(pinned, pageable) host buffers of random bytes, never zeros; a random 4 MiB block
+    tiled, as drawing 512 MiB takes seconds. Both first touched by the calling thread."""
     import torch
 
-    # Random bytes, never zeros; a random 4 MiB block tiled, as drawing 512 MiB takes seconds.
     block = torch.randint(1, 256, (4 * MIB,), dtype=torch.uint8)
     pinned = torch.empty(COPY_BYTES, dtype=torch.uint8, pin_memory=True)
     pinned.view(-1, block.numel()).copy_(block)
-    pageable = pinned.clone()
+    return pinned, pinned.clone()
+
+
+def _link(device: MeasuredDevice, timer: Timer, direction: str) -> Measurement:
+    import torch
+
+    # On the GPU's own NUMA node (rigcheck/measure/numa.py): a buffer on the far socket
+    # would make a healthy GPU of that socket the slow one in the spread check.
+    (pinned, pageable), placement = on_cpus(device.host_cpus, host_buffers, device.numa_node)
     on_device = pinned.to(timer.device).roll(1)  # other bytes than the host's, for the check
 
     def copy(host, non_blocking):
@@ -67,6 +77,7 @@ def _link(device: MeasuredDevice, timer: Timer, direction: str) -> Measurement:
             "copy_bytes": COPY_BYTES,
             "calls_per_round": timing.calls_per_round,
             "pageable_gbps": round(rates(gb, pageable_timing.per_call_s)[0], 3),
+            "host_placement": placement,
             "stored_by_pytest_benchmark": timing.stored,
         },
     )

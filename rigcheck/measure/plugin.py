@@ -24,8 +24,10 @@ import pytest
 from rigcheck.measure.check import PerfCheck, PerfSession
 from rigcheck.measure.device import MeasuredDevice, measured_devices
 from rigcheck.measure.replay import ReplayError, load_replay, recorded_file
+from rigcheck.measure.rocm_env import prepare_rocm_tf32
 
 PERF_SESSION = pytest.StashKey[PerfSession]()
+ROCM_TF32_KEY = pytest.StashKey[str]()
 DEFAULT_STORAGE = "file://./.benchmarks"  # pytest-benchmark's own default
 UNUSED_FIXTURE = "ignore:Benchmark fixture was not used at all"
 
@@ -47,6 +49,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-benchmark reads its options (trylast)
 def pytest_configure(config: pytest.Config) -> None:
+    # Before any probe imports torch: ROCm torch reads it once (rigcheck/measure/rocm_env.py).
+    config.stash[ROCM_TF32_KEY] = prepare_rocm_tf32()
     session = PerfSession(facts_replayed_from=config.getoption("--facts", None))
     replay = config.getoption("--replay-measurements")
     if replay:

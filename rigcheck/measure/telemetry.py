@@ -11,7 +11,7 @@ import statistics
 import threading
 from typing import Any
 
-from rigcheck.facts.nvml import THROTTLE_REASONS
+from rigcheck.facts.nvml import THROTTLE_REASONS, newest
 from rigcheck.measure.device import MeasuredDevice
 
 INTERVAL_S = 0.05
@@ -67,10 +67,14 @@ class Telemetry:
         return summarise(self.samples, self.unavailable)
 
 
+# nvidia-ml-py binds the R535 name, but R525-R530 drivers (which the classes allow, from
+# 525.60.13) export only the throttle name: calling the new one raises FunctionNotFound, which
+# stopped the sampling thread at its first read. `newest` falls back to the old call.
+REASONS = ["nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"]
+
+
 def read_sample(nvml, handle) -> dict[str, Any]:
-    getter = getattr(nvml, "nvmlDeviceGetCurrentClocksEventReasons", None)
-    getter = getter or nvml.nvmlDeviceGetCurrentClocksThrottleReasons
-    mask = getter(handle)
+    mask = newest(nvml, REASONS, handle)
     return {
         "sm_mhz": nvml.nvmlDeviceGetClockInfo(handle, nvml.NVML_CLOCK_SM),
         "mem_mhz": nvml.nvmlDeviceGetClockInfo(handle, nvml.NVML_CLOCK_MEM),

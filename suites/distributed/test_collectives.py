@@ -10,7 +10,7 @@ import warnings
 
 import pytest
 
-from rigcheck.distributed.nccl_env import socket_ifname_matches
+from rigcheck.distributed.nccl_env import allreduce_figure, socket_ifname_matches
 from rigcheck.distributed.pairs import (
     MeasuredPair,
     NodeTopology,
@@ -138,13 +138,16 @@ def test_allreduce_correct(collective_run):
 
 
 def test_allreduce_bus_bandwidth(collective_run, spec, record_property):
+    """Judged by the NVLS figure, or by the class's ring figure where NCCL reports NVLS
+    unavailable on the node (rigcheck.distributed.nccl_env.allreduce_figure says why)."""
     finished(collective_run)
     bw = bandwidth_of(collective_run, "allreduce")
-    judgement = judge(
-        "allreduce_busbw_gbps", bw.busbw_gbps, spec.figures.get("allreduce_busbw_gbps")
-    )
+    nccl = collective_run.results()[0].get("nccl") if collective_run.backend == "nccl" else None
+    key, why = allreduce_figure(collective_run.backend, nccl, spec.figures)
+    judgement = judge(key, bw.busbw_gbps, spec.figures.get(key))
     record(record_property, judgement)
-    context = run_context(collective_run, bw)
+    record_property("allreduce_judged_by", key)
+    context = f"{run_context(collective_run, bw)}; judged by {key}" + (f" ({why})" if why else "")
     record_property("allreduce_context", context)
     if judgement.verdict == FAIL:
         advice = (

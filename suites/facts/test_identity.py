@@ -23,8 +23,10 @@ def test_product_matches_class(facts, spec):
 def test_device_count(facts, spec, expected_gpus):
     found = facts.devices
     listing = ", ".join(f"{gpu_label(d)} {describe_device(d)}" for d in found) or "none"
+    sizes = ", ".join(map(str, spec.allowed_gpu_counts))
     assert len(found) == expected_gpus, (
         f"expected {expected_gpus} accelerator(s) for {spec.name}, found {len(found)}: {listing}. "
+        f"A healthy {spec.name} node has {sizes} (the spec's gpu_count.allowed). "
         "A GPU missing: check `nvidia-smi -L` and the kernel log (`dmesg | grep -i xid`) for one "
         "that fell off the bus. A different node size: pass --gpus N."
     )

@@ -86,6 +86,9 @@ def fake_nvml(throttle_mask: int) -> types.ModuleType:
     nvml = types.ModuleType("pynvml")
     nvml.NVML_CLOCK_SM, nvml.NVML_CLOCK_MEM, nvml.NVML_TEMPERATURE_GPU = 0, 1, 0
     nvml.nvmlInit = nvml.nvmlShutdown = lambda: None
+    # pynvml's own error classes: telemetry falls back on the first for an older driver.
+    nvml.NVMLError_FunctionNotFound = type("NVMLError_FunctionNotFound", (Exception,), {})
+    nvml.NVMLLibraryMismatchError = type("NVMLLibraryMismatchError", (Exception,), {})
     nvml.nvmlDeviceGetHandleByIndex = lambda index: index
     nvml.nvmlDeviceGetClockInfo = lambda h, clock: 1410 if clock == 0 else 2619
     nvml.nvmlDeviceGetMaxClockInfo = lambda h, clock: 1980
