@@ -22,7 +22,9 @@ def limits(nvml: Any, handle: Any) -> dict[str, Any]:
         "shutdown_temp_c": getattr(nvml, "NVML_TEMPERATURE_THRESHOLD_SHUTDOWN", 0),
     }
     out = {
-        "clock_max_mhz": _number(read(lambda: nvml.nvmlDeviceGetMaxClockInfo(handle, nvml.NVML_CLOCK_SM))),
+        "clock_max_mhz": _number(
+            read(lambda: nvml.nvmlDeviceGetMaxClockInfo(handle, nvml.NVML_CLOCK_SM))
+        ),
         "power_limit_w": power / 1000.0 if isinstance(power, int | float) else None,
     }
     for key, which in thresholds.items():

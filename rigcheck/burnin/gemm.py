@@ -40,7 +40,9 @@ def gemm_phase(torch: Any, device: Any, precision: str, t0: float, until: float)
     c = torch.empty(n, n, dtype=dtype, device=device)
     torch.mm(a, b, out=c)
     reference = checksum(torch, c).clone()
-    windows: dict[str, list] = {k: [] for k in ("t_s", "tflops", "checksum", "checks", "mismatches")}
+    windows: dict[str, list] = {
+        k: [] for k in ("t_s", "tflops", "checksum", "checks", "mismatches")
+    }
     _sync(torch, device)
     while time.monotonic() < until:
         start, done, checks = time.monotonic(), 0, 0

@@ -19,8 +19,12 @@ from rigcheck.burnin.trace import phase
 
 # Clock event reasons that mean the GPU slowed itself down to protect itself; sw_power_cap
 # (holding at the power limit) is how a GPU under full load is meant to run.
-SLOWDOWN_REASONS = ("hw_slowdown", "sw_thermal_slowdown", "hw_thermal_slowdown",
-                    "hw_power_brake_slowdown")  # fmt: skip
+SLOWDOWN_REASONS = (
+    "hw_slowdown",
+    "sw_thermal_slowdown",
+    "hw_thermal_slowdown",
+    "hw_power_brake_slowdown",
+)
 WARMUP_S = 5.0  # boost and fans settle; never more than a tenth of the phase
 MAX_NULL_FRACTION = 0.5  # more failed readings than this and a series judges nothing
 COUNTERS = {
@@ -61,15 +65,21 @@ def load_window(trace: dict[str, Any]) -> tuple[float, float]:
     return start + min(WARMUP_S, (end - start) / 10), end
 
 
-def series(trace: dict[str, Any], device: dict[str, Any], name: str,
-           window: tuple[float, float] | None = None) -> list[tuple[float, float]]:  # fmt: skip
+def series(
+    trace: dict[str, Any],
+    device: dict[str, Any],
+    name: str,
+    window: tuple[float, float] | None = None,
+) -> list[tuple[float, float]]:
     """(t, value) of one telemetry column in a window; fails closed on a column of failures."""
     samples = device["samples"]
     if name not in samples:
         reason = (trace.get("unavailable") or {}).get(name) or "not in the trace"
         raise NotAvailable(f"{label(device)}: {name} not recorded: {reason}")
     start, end = window or (-math.inf, math.inf)
-    picked = [(t, v) for t, v in zip(samples["t_s"], samples[name], strict=True) if start <= t <= end]
+    picked = [
+        (t, v) for t, v in zip(samples["t_s"], samples[name], strict=True) if start <= t <= end
+    ]
     good = [(t, float(v)) for t, v in picked if is_number(v)]
     if not picked:
         raise CannotJudge(f"{label(device)}: no {name} samples in {start:.0f}-{end:.0f} s")
@@ -309,8 +319,11 @@ def throughput(trace: dict[str, Any], limits: Limits) -> list[str]:
     span = baseline_end - start
     problems = []
     for d in trace["devices"]:
-        points = [(t, v) for t, v in zip(d["windows"]["t_s"], d["windows"]["tflops"], strict=True)
-                  if start <= t <= end and is_number(v)]  # fmt: skip
+        points = [
+            (t, v)
+            for t, v in zip(d["windows"]["t_s"], d["windows"]["tflops"], strict=True)
+            if start <= t <= end and is_number(v)
+        ]
         first = [v for t, v in points if t <= baseline_end]
         later = [(t, v) for t, v in points if t > baseline_end]
         if not first or not later:
@@ -340,7 +353,11 @@ def devices_loaded(trace: dict[str, Any], expected: int | None) -> list[str]:
     problems = [
         f"{label(d)}: {d['error']}" for d in trace["devices"] if isinstance(d.get("error"), str)
     ]
-    problems += [f"{label(d)}: ran no GEMM window" for d in trace["devices"] if not d["windows"]["t_s"]]
+    problems += [
+        f"{label(d)}: ran no GEMM window" for d in trace["devices"] if not d["windows"]["t_s"]
+    ]
     if expected is not None and expected > 0 and len(trace["devices"]) != expected:
-        problems.append(f"the trace loaded {len(trace['devices'])} devices, the node has {expected}")
+        problems.append(
+            f"the trace loaded {len(trace['devices'])} devices, the node has {expected}"
+        )
     return problems

@@ -43,7 +43,12 @@ def pattern_test(buf: Any, until: float, corrupt: Callable[[Any], None] | None =
         errors += found
         passes.append(name)
         k += 1
-    return {"bytes_tested": buf.numel() * 4, "passes": passes, "errors": errors, "first_error": first}
+    return {
+        "bytes_tested": buf.numel() * 4,
+        "passes": passes,
+        "errors": errors,
+        "first_error": first,
+    }
 
 
 def _chunks(buf: Any):

@@ -14,8 +14,13 @@ MAX_POINTS = 400  # per line: a one-hour trace at 5 Hz is averaged down to this
 PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2"]
 
 
-def line_chart(title: str, unit: str, lines: list[tuple[str, list[tuple[float, float]]]],
-               duration: float, shade: tuple[float, float] | None = None) -> str:  # fmt: skip
+def line_chart(
+    title: str,
+    unit: str,
+    lines: list[tuple[str, list[tuple[float, float]]]],
+    duration: float,
+    shade: tuple[float, float] | None = None,
+) -> str:
     """One chart: time on x, `unit` on y, a line and a legend entry per (label, points)."""
     values = [v for _, pts in lines for _, v in pts]
     if not values:
@@ -34,14 +39,17 @@ def line_chart(title: str, unit: str, lines: list[tuple[str, list[tuple[float, f
     ]
     if shade:
         x0, x1 = sx(shade[0]), sx(shade[1])
-        parts.append(f'<rect x="{x0:.1f}" y="{TOP}" width="{x1 - x0:.1f}" height="{PLOT_H}" '
-                     'fill="#eef2f5"/><text x="{:.1f}" y="{}" fill="#667">memory test</text>'
-                     .format(x0 + 4, TOP + 12))  # fmt: skip
+        parts.append(
+            f'<rect x="{x0:.1f}" y="{TOP}" width="{x1 - x0:.1f}" height="{PLOT_H}" '
+            f'fill="#eef2f5"/><text x="{x0 + 4:.1f}" y="{TOP + 12}" fill="#667">memory test</text>'
+        )
     parts += _grid(y_low, y_top, step, sy, duration, sx, unit)
     for i, (label, pts) in enumerate(lines):
         colour = PALETTE[i % len(PALETTE)]
         path = " ".join(f"{sx(t):.1f},{sy(v):.1f}" for t, v in _thin(pts))
-        parts.append(f'<polyline fill="none" stroke="{colour}" stroke-width="1.4" points="{path}"/>')
+        parts.append(
+            f'<polyline fill="none" stroke="{colour}" stroke-width="1.4" points="{path}"/>'
+        )
         y = TOP + 12 + 14 * i
         parts.append(
             f'<line x1="{WIDTH - RIGHT + 10}" y1="{y - 4}" x2="{WIDTH - RIGHT + 24}" y2="{y - 4}" '

@@ -77,6 +77,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if enabled(config):
         items[:] = rest + burn  # under load last: a bandwidth test after a burn reads low
         return
+    if not rest:
+        raise pytest.UsageError(
+            "only burn-in checks are selected, and the burn-in is off: add --burn-in=60s "
+            "(load this machine) or --burn-in-trace=FILE (judge a recorded trace)"
+        )
     config.hook.pytest_deselected(items=burn)
     items[:] = rest
 
@@ -126,12 +131,20 @@ def _record(config: pytest.Config, spec, limits: Limits, out: Path) -> dict[str,
         )
     duration = config.getoption("--burn-in")
     command = [
-        sys.executable, "-m", "rigcheck.burnin.record", f"--class={spec.name}",
-        f"--backend={spec.backend}", f"--precision={limits.precision}",
-        f"--duration={duration:g}", f"--out={out}",
+        sys.executable,
+        "-m",
+        "rigcheck.burnin.record",
+        f"--class={spec.name}",
+        f"--backend={spec.backend}",
+        f"--precision={limits.precision}",
+        f"--duration={duration:g}",
+        f"--out={out}",
         f"--memory-fraction={limits.limit('memory_test_fraction') or 0.9:g}",
-    ] + ([f"--memory-max-gib={limits.limit('memory_test_max_gib'):g}"]
-         if limits.limit("memory_test_max_gib") else [])  # fmt: skip
+    ] + (
+        [f"--memory-max-gib={limits.limit('memory_test_max_gib'):g}"]
+        if limits.limit("memory_test_max_gib")
+        else []
+    )
     started = time.monotonic()
     try:
         done = subprocess.run(
@@ -142,7 +155,9 @@ def _record(config: pytest.Config, spec, limits: Limits, out: Path) -> dict[str,
             f"the burn-in did not finish in {duration + STARTUP_S:.0f} s: a hung kernel or a "
             "GPU that stopped answering; check `nvidia-smi` and the kernel log for Xid errors"
         ) from None
-    config.stash[TIMING].update(duration_s=duration, started=started, recorded_s=time.monotonic() - started)
+    config.stash[TIMING].update(
+        duration_s=duration, started=started, recorded_s=time.monotonic() - started
+    )
     if done.returncode != 0 or not out.is_file():
         tail = (done.stderr or done.stdout).strip().splitlines()[-5:]
         raise BurnInError(f"the burn-in load failed (exit {done.returncode}): {' | '.join(tail)}")

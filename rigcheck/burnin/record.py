@@ -76,7 +76,6 @@ def record(torch: Any, args: argparse.Namespace) -> dict[str, Any]:
             w.start()
         for w in workers:
             w.join(timeout=max(1.0, end - time.monotonic()) + 120)
-    from rigcheck.burnin.events import read_xid_events
 
     devices = []
     for i, entry in enumerate(backend.entries):
@@ -91,7 +90,10 @@ def record(torch: Any, args: argparse.Namespace) -> dict[str, Any]:
     return {
         "schema_version": SCHEMA_VERSION,
         "kind": KIND,
-        "origin": {"kind": "live", "note": "recorded by `pytest --burn-in` (rigcheck.burnin.record)"},
+        "origin": {
+            "kind": "live",
+            "note": "recorded by `pytest --burn-in` (rigcheck.burnin.record)",
+        },
         "class": args.klass,
         "backend": args.backend,
         "precision": args.precision,
@@ -166,8 +168,13 @@ def _cuda(torch: Any) -> _Backend:
         raise SystemExit("rigcheck burn-in: torch sees no CUDA device")
     handles = [nvml.nvmlDeviceGetHandleByIndex(i) for i in range(count)]
     entries = [
-        {"id": f"gpu{i}", "index": i, **nv.identity(nvml, h), "limits": nv.limits(nvml, h),
-         "counters_before": nv.counters(nvml, h)}  # fmt: skip
+        {
+            "id": f"gpu{i}",
+            "index": i,
+            **nv.identity(nvml, h),
+            "limits": nv.limits(nvml, h),
+            "counters_before": nv.counters(nvml, h),
+        }
         for i, h in enumerate(handles)
     ]
     return _Backend(
@@ -185,8 +192,14 @@ def _host() -> _Backend:
 
     reader, unavailable, limits = host_reader()
     none = {"error": "the cpu class has no error counters"}
-    entry = {"id": "cpu", "index": None, "name": _cpu_name(),
-             "bus_id": None, "limits": limits, "counters_before": none}  # fmt: skip
+    entry = {
+        "id": "cpu",
+        "index": None,
+        "name": _cpu_name(),
+        "bus_id": None,
+        "limits": limits,
+        "counters_before": none,
+    }
     return _Backend(
         devices=[_cpu_device()],
         entries=[entry],
@@ -200,9 +213,10 @@ def _host() -> _Backend:
 def _cpu_name() -> str:
     """The CPU's model as /proc/cpuinfo names it (Linux), else what platform knows."""
     try:
-        for line in open("/proc/cpuinfo", encoding="utf-8"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
+        with open("/proc/cpuinfo", encoding="utf-8") as info:
+            for line in info:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
     except OSError:
         pass
     return platform.processor() or platform.machine()

@@ -18,8 +18,9 @@ INTERVAL_S = 0.2
 class Sampler:
     """`with Sampler(readers, t0) as s: ...`; s.columns[i] holds device i's samples."""
 
-    def __init__(self, readers: list[Callable[[], dict[str, Any]]], t0: float,
-                 interval_s: float = INTERVAL_S):  # fmt: skip
+    def __init__(
+        self, readers: list[Callable[[], dict[str, Any]]], t0: float, interval_s: float = INTERVAL_S
+    ):
         self.readers, self.t0, self.interval_s = readers, t0, interval_s
         self.columns: list[dict[str, list]] = [{"t_s": []} for _ in readers]
         self.busy_s = 0.0  # time spent reading: the sampler's own cost

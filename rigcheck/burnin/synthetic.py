@@ -71,10 +71,14 @@ def _device(i: int, rng: random.Random, duration: float, interval: float, gemm_e
             "t_s": times,
             "clock_mhz": [SUSTAINED + rng.randint(-15, 15) if on else 1980 for on in load],
             "mem_clock_mhz": [2619 for _ in times],
-            "power_w": [min(POWER_LIMIT, 120 + t * 200) - rng.random() * 8 if on else 430
-                        for t, on in zip(times, load, strict=True)],  # fmt: skip
+            "power_w": [
+                min(POWER_LIMIT, 120 + t * 200) - rng.random() * 8 if on else 430
+                for t, on in zip(times, load, strict=True)
+            ],
             "temperature_c": [round(38 + 34 * min(1.0, t / 60) + rng.random(), 1) for t in times],
-            "reasons": [["sw_power_cap"] if on and t > 3 else [] for t, on in zip(times, load, strict=True)],
+            "reasons": [
+                ["sw_power_cap"] if on and t > 3 else [] for t, on in zip(times, load, strict=True)
+            ],
         },
         "windows": _windows(rng, gemm_end),
         "memory_test": {

@@ -40,7 +40,7 @@ def load_trace(path: str | os.PathLike[str]) -> dict[str, Any]:
     if problem:
         raise BurnInError(
             f"{path}: not a rigcheck burn-in trace ({problem}). Record one with "
-            "`pytest -m CLASS --burn-in=60s` or write one with `python -m rigcheck.burnin.synthetic`"
+            "`pytest -m CLASS --burn-in=60s`, or write one: `python -m rigcheck.burnin.synthetic`"
         )
     return data
 
@@ -58,7 +58,43 @@ def trace_problem(data: Any) -> str | None:
             lengths = {k: len(v) for k, v in device[block].items() if isinstance(v, list)}
             if len(set(lengths.values())) > 1:
                 return f"device {device['id']}: {block} columns differ in length {lengths}"
+            for column, values in device[block].items():
+                wrong = _first_wrong(values, COLUMN_TYPES.get(column, _number_or_null))
+                if wrong is not None:
+                    return f"device {device['id']}: {block}.{column}[{wrong}] is {values[wrong]!r}"
     return None
+
+
+# Checked here rather than item by item in the schema: a one-hour, 8-GPU trace has ~10^6
+# readings, which jsonschema takes seconds to walk and a plain loop a fraction of one.
+def _number(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+def _number_or_null(v: Any) -> bool:
+    return v is None or _number(v)
+
+
+def _count(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+def _reasons(v: Any) -> bool:
+    return v is None or (isinstance(v, list) and all(isinstance(r, str) for r in v))
+
+
+COLUMN_TYPES = {
+    "t_s": _number,
+    "tflops": _number,
+    "checksum": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "checks": _count,
+    "mismatches": _count,
+    "reasons": _reasons,
+}
+
+
+def _first_wrong(values: list[Any], ok: Any) -> int | None:
+    return next((i for i, v in enumerate(values) if not ok(v)), None)
 
 
 def save_trace(path: str | os.PathLike[str], trace: dict[str, Any]) -> None:
