@@ -25,8 +25,10 @@ def pattern_test(buf: Any, until: float, corrupt: Callable[[Any], None] | None =
     import torch
 
     passes, errors, first = [], 0, None
-    k = 0
-    while k < 2 or time.monotonic() < until:
+    k, last_pass_s = 0, 0.0
+    # At least one pass of each kind; after that, no pass that would run past the phase's end.
+    while k < 2 or time.monotonic() + last_pass_s < until:
+        begun = time.monotonic()
         kind = "walking_ones" if k % 2 == 0 else "random"
         name = f"{kind}:{k // 2}"
         walking = _walking(torch, k // 2, buf) if kind == "walking_ones" else None
@@ -43,6 +45,7 @@ def pattern_test(buf: Any, until: float, corrupt: Callable[[Any], None] | None =
         errors += found
         passes.append(name)
         k += 1
+        last_pass_s = time.monotonic() - begun
     return {
         "bytes_tested": buf.numel() * 4,
         "passes": passes,
