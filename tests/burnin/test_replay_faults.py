@@ -60,3 +60,17 @@ def test_burn_in_checks_are_off_by_default(pytester):
     )
     assert only.ret == pytest.ExitCode.USAGE_ERROR
     assert "add --burn-in=60s" in only.stderr.str()
+
+
+def test_report_plots_the_trace_it_judged(judge_trace, tmp_path):
+    """report.html gets a chart per quantity, one line per GPU; the trace lies beside it."""
+    run_dir = tmp_path / "run"
+    judge_trace(
+        faulty_trace("thermal_throttle"), "-p", "rigcheck.reports.plugin", f"--report-dir={run_dir}"
+    )
+    page = (run_dir / "report.html").read_text()
+    assert (run_dir / "burnin-trace.json").is_file()
+    assert 'id="burn-in"' in page
+    for quantity in ("clock", "temperature", "power", "GEMM throughput"):
+        chart = page.split(f'data-quantity="{quantity}"')[1].split("</svg>")[0]
+        assert chart.count("<polyline") == 4, quantity
