@@ -25,6 +25,7 @@ from typing import Any
 from rigcheck.burnin.trace import KIND, SCHEMA_VERSION, save_trace
 
 GEMM_SHARE = 0.8  # of the duration; the rest is the memory phase
+JOIN_GRACE_S = 30.0  # a device still busy this long after the end has hung
 GIB = 2**30
 
 
@@ -75,7 +76,7 @@ def record(torch: Any, args: argparse.Namespace) -> dict[str, Any]:
         for w in workers:
             w.start()
         for w in workers:
-            w.join(timeout=max(1.0, end - time.monotonic()) + 120)
+            w.join(timeout=max(1.0, end - time.monotonic()) + JOIN_GRACE_S)
 
     devices = []
     for i, entry in enumerate(backend.entries):
@@ -166,7 +167,7 @@ def _cuda(torch: Any) -> _Backend:
     count = torch.cuda.device_count()
     if count == 0:
         raise SystemExit("rigcheck burn-in: torch sees no CUDA device")
-    handles = [nvml.nvmlDeviceGetHandleByIndex(i) for i in range(count)]
+    handles = [_nvml_handle(nvml, torch, i) for i in range(count)]
     entries = [
         {
             "id": f"gpu{i}",
@@ -185,6 +186,22 @@ def _cuda(torch: Any) -> _Backend:
         unavailable={},
         xid=read_xid_events,
     )
+
+
+def _nvml_handle(nvml: Any, torch: Any, i: int) -> Any:
+    """NVML's handle for torch's GPU i: by UUID where torch gives one, else by PCI order."""
+    uuid = getattr(torch.cuda.get_device_properties(i), "uuid", None)
+    if uuid is not None:
+        try:
+            return nvml.nvmlDeviceGetHandleByUUID(f"GPU-{uuid}")
+        except Exception:
+            pass
+    if os.environ.get("CUDA_VISIBLE_DEVICES"):
+        raise SystemExit(
+            "rigcheck burn-in: cannot match torch's GPUs to NVML's with CUDA_VISIBLE_DEVICES "
+            "set; unset it (a burn-in loads every GPU of the node)"
+        )
+    return nvml.nvmlDeviceGetHandleByIndex(i)  # CUDA_DEVICE_ORDER=PCI_BUS_ID: the same order
 
 
 def _host() -> _Backend:

@@ -11,8 +11,10 @@ from rigcheck.burnin.verdicts import judged, report
 pytestmark = pytest.mark.burn_in
 
 
-def test_every_device_loaded(burn_in_trace, expected_gpus):
-    expected = expected_gpus if burn_in_trace["backend"] != "cpu" else None
+def test_every_device_loaded(request, burn_in_trace, facts):
+    """Every GPU of the node: as many as --gpus says, else as many as the facts list."""
+    gpus = request.config.getoption("--gpus")
+    expected = None if burn_in_trace["backend"] == "cpu" else (gpus or len(facts.devices))
     report(
         judged(burn_in_trace, judge.devices_loaded, expected),
         "not every device ran the load",
