@@ -189,19 +189,19 @@ def _cuda(torch: Any) -> _Backend:
 
 
 def _nvml_handle(nvml: Any, torch: Any, i: int) -> Any:
-    """NVML's handle for torch's GPU i: by UUID where torch gives one, else by PCI order."""
-    uuid = getattr(torch.cuda.get_device_properties(i), "uuid", None)
-    if uuid is not None:
-        try:
-            return nvml.nvmlDeviceGetHandleByUUID(f"GPU-{uuid}")
-        except Exception:
-            pass
+    """NVML's handle for torch's GPU i: by PCI bus id (as the perf suite matches them), else by
+    index, which CUDA_DEVICE_ORDER=PCI_BUS_ID makes NVML's order when nothing is hidden."""
+    from rigcheck.measure.device import _torch_bus_id
+
+    bus = _torch_bus_id(torch.cuda.get_device_properties(i))
+    if bus is not None:
+        return nvml.nvmlDeviceGetHandleByPciBusId(bus)
     if os.environ.get("CUDA_VISIBLE_DEVICES"):
         raise SystemExit(
             "rigcheck burn-in: cannot match torch's GPUs to NVML's with CUDA_VISIBLE_DEVICES "
-            "set; unset it (a burn-in loads every GPU of the node)"
+            "set and no PCI bus id from torch; unset it (a burn-in loads every GPU of the node)"
         )
-    return nvml.nvmlDeviceGetHandleByIndex(i)  # CUDA_DEVICE_ORDER=PCI_BUS_ID: the same order
+    return nvml.nvmlDeviceGetHandleByIndex(i)
 
 
 def _host() -> _Backend:
