@@ -195,7 +195,7 @@ def power(trace: dict[str, Any], limits: Limits) -> list[str]:
 
 def counters(trace: dict[str, Any], limits: Limits, kind: str) -> list[str]:
     """New ECC errors, row remaps or PCIe replays during the load, against the spec's limits."""
-    allowed = limits.limit("error_limits")
+    allowed = limits.errors
     if allowed is None:
         raise NotApplicable(f"{limits.spec.name} has no error counters to judge")
     problems = []
@@ -226,7 +226,7 @@ def _counter(device: dict[str, Any], side: str, name: str) -> int | None:
 
 def xid(trace: dict[str, Any], limits: Limits) -> list[str]:
     """Xid events in the kernel log during the burn-in (rigcheck.burnin.events reads them)."""
-    allowed = limits.limit("error_limits")
+    allowed = limits.errors
     if allowed is None:
         raise NotApplicable(f"{limits.spec.name} has no Xid events (not an NVIDIA class)")
     events = trace["events"]["xid"]

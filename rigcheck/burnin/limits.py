@@ -49,6 +49,14 @@ class Limits:
         return entry.get("source", "") if isinstance(entry, dict) else ""
 
     @property
+    def errors(self) -> dict[str, int] | None:
+        """New counts allowed during the load, per counter; None where the class has none."""
+        entry = self.block.get("error_limits")
+        if not isinstance(entry, dict):
+            return None
+        return {k: v for k, v in entry.items() if k != "source"}
+
+    @property
     def precision(self) -> str:
         return self.limit("precision")
 
