@@ -74,3 +74,16 @@ def test_report_plots_the_trace_it_judged(judge_trace, tmp_path):
     for quantity in ("clock", "temperature", "power", "GEMM throughput"):
         chart = page.split(f'data-quantity="{quantity}"')[1].split("</svg>")[0]
         assert chart.count("<polyline") == 4, quantity
+
+
+def test_a_recorded_cpu_trace_is_judged_again(judge_trace):
+    """The trace a live `pytest -m cpu --burn-in=20s` wrote on CI passes when replayed."""
+    from burnin_runs import REPO
+
+    recorded = REPO / "fixtures" / "burnin" / "cpu-ci.json"
+    snapshot = REPO / "fixtures" / "snapshots" / "cpu-ci.json"
+    result, cases = judge_trace(recorded, f"--facts={snapshot}", klass="cpu")
+    assert result.ret == 0, result.stdout.str()[-2000:]
+    outcomes = {c.outcome for c in cases.values()}
+    assert outcomes == {"passed", "skipped"} and len(cases) == 14
+    assert cases["test_memory_pattern_test_clean"].outcome == "passed"
