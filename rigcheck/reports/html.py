@@ -54,14 +54,17 @@ footer{margin-top:30px;font-size:12px;color:#5b6570}
 """
 
 
-def render_html(certificate: dict[str, Any]) -> str:
-    """The whole page for one certificate."""
+def render_html(certificate: dict[str, Any], run_dir: Path | None = None) -> str:
+    """The whole page for one certificate (and the burn-in trace in its run folder, if any)."""
+    from rigcheck.burnin.report import burn_in_section
+
     body = [
         _header(certificate),
         "<main>",
         _problems(certificate, "fail", "Failures: what to do"),
         _problems(certificate, "warn", "Warnings"),
         _figures(certificate),
+        burn_in_section(certificate, run_dir),
         _not_run(certificate),
         _machine(certificate),
         _checks(certificate),
@@ -81,7 +84,7 @@ def render_html(certificate: dict[str, Any]) -> str:
 
 
 def write_html(path: Path, certificate: dict[str, Any]) -> None:
-    write_atomic(path, render_html(certificate))
+    write_atomic(path, render_html(certificate, path.parent))
 
 
 def _headline(c: dict[str, Any]) -> str:

@@ -1,0 +1,52 @@
+"""Xid events during the burn-in: the hook where issue 12's kernel-log probe plugs in.
+
+`read_xid_events(start, end)` returns the Xid events logged between two wall-clock times as
+[{"t_s": seconds after start, "code": 79, "device": "0000:5d:00.0", "text": ...}], or an error
+record {"error": why} when the log cannot be read. Until a kernel-log reader exists, it returns
+an error record, so test_no_xid_events fails closed on GPU classes rather than passing unread.
+
+To wire a reader: give `rigcheck.facts.xid` a function `xid_events(since: float) -> list[dict]`
+(wall-clock `time.time()` seconds in "time"; "code", "bus_id", "text"), or replace READER.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+NOT_WIRED = (
+    "no kernel-log reader for Xid events in this rigcheck (rigcheck.facts.xid, issue 12); "
+    "read them by hand: `sudo dmesg -T | grep -i xid`"
+)
+
+
+def _facts_reader() -> Callable[[float], list[dict[str, Any]]] | None:
+    try:
+        from rigcheck.facts import xid  # issue 12's probe, when present
+    except ImportError:
+        return None
+    return getattr(xid, "xid_events", None)
+
+
+READER: Callable[[], Callable[[float], list[dict[str, Any]]] | None] = _facts_reader
+
+
+def read_xid_events(start: float, end: float) -> list[dict[str, Any]] | dict[str, str]:
+    """Xid events between two time.time() moments, relative to start; or an error record."""
+    reader = READER()
+    if reader is None:
+        return {"error": NOT_WIRED}
+    try:
+        events = reader(start)
+    except Exception as exc:  # a probe that fails is a reason, never a crash of the burn-in
+        return {"error": f"reading Xid events failed: {type(exc).__name__}: {exc}"}
+    return [
+        {
+            "t_s": round(float(e["time"]) - start, 1),
+            "code": int(e["code"]),
+            "device": e.get("bus_id"),
+            "text": str(e.get("text", "")),
+        }
+        for e in events
+        if start <= float(e["time"]) <= end + 5  # the kernel logs a few seconds late
+    ]

@@ -1,0 +1,190 @@
+"""The burn-in's pytest options, marker and session fixture (suites/burnin).
+
+- `--burn-in=DUR` (20s, 60s, 5m, 1h) loads every device at once for DUR, in a child process
+  (rigcheck.burnin.record), and saves the trace as burnin-trace.json in the run's report folder.
+- `--burn-in-trace=FILE` judges a saved or synthetic trace instead, as --facts replays facts.
+Off by default: without either option the checks marked `burn_in` are deselected.
+Light on import: nothing here imports torch.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rigcheck.burnin.limits import Limits, parse_duration
+from rigcheck.burnin.trace import FILE_NAME, BurnInError, load_trace, save_trace
+
+MARKER = "burn_in"
+STARTUP_S = 90.0  # beyond the duration: the child's torch import, CUDA start, a hung GPU's grace
+TIMING = pytest.StashKey[dict]()
+
+
+def _duration(text: str) -> float:
+    import argparse
+
+    try:
+        return parse_duration(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("rigcheck", "rigcheck: machine conformance")
+    group.addoption(
+        "--burn-in",
+        metavar="DUR",
+        type=_duration,
+        help="load every device at once for DUR (20s, 60s, 5m, 1h) and judge clocks, "
+        "temperature, power, errors, correctness and throughput under load (off by default)",
+    )
+    group.addoption(
+        "--burn-in-trace",
+        metavar="FILE",
+        help="judge a saved burn-in trace (burnin-trace.json in a run's report folder) instead "
+        "of loading this machine",
+    )
+
+
+@pytest.hookimpl(tryfirst=True)  # before rigcheck.plugin checks -m's words against the markers
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", f"{MARKER}: burn-in checks, judged on a trace (--burn-in=DUR or --burn-in-trace)"
+    )
+    path = config.getoption("--burn-in-trace")
+    if path and not Path(path).is_file():
+        raise pytest.UsageError(f"--burn-in-trace={path}: no such file")
+    if config.getoption("--burn-in") and path:
+        raise pytest.UsageError("--burn-in and --burn-in-trace: load this machine, or judge a file")
+    config.stash[TIMING] = {}
+
+
+def enabled(config: pytest.Config) -> bool:
+    return bool(config.getoption("--burn-in") or config.getoption("--burn-in-trace"))
+
+
+@pytest.hookimpl(trylast=True)  # after the perf plugin orders its checks: the burn-in goes last
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    burn = [i for i in items if i.get_closest_marker(MARKER)]
+    if not burn:
+        return
+    rest = [i for i in items if not i.get_closest_marker(MARKER)]
+    if enabled(config):
+        items[:] = rest + burn  # under load last: a bandwidth test after a burn reads low
+        return
+    if not rest:
+        raise pytest.UsageError(
+            "only burn-in checks are selected, and the burn-in is off: add --burn-in=60s "
+            "(load this machine) or --burn-in-trace=FILE (judge a recorded trace)"
+        )
+    config.hook.pytest_deselected(items=burn)
+    items[:] = rest
+
+
+@pytest.fixture(scope="session")
+def burn_in_limits(spec) -> Limits:
+    try:
+        return Limits(spec)
+    except BurnInError as exc:
+        pytest.fail(str(exc), pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def burn_in_trace(request, spec, burn_in_limits, tmp_path_factory) -> dict[str, Any]:
+    """This session's trace: recorded live once, or read from --burn-in-trace."""
+    config = request.config
+    run_dir = _report_dir(config) or tmp_path_factory.mktemp("burnin")
+    given = config.getoption("--burn-in-trace")
+    try:
+        if given:
+            trace = load_trace(given)
+        else:
+            trace = _record(config, spec, burn_in_limits, run_dir / FILE_NAME)
+    except BurnInError as exc:
+        pytest.fail(str(exc), pytrace=False)
+    if given:
+        save_trace(run_dir / FILE_NAME, trace)  # the report plots the trace it judged
+    if trace["class"] != spec.name:
+        pytest.fail(
+            f"the trace was recorded for {trace['class']!r}, this run checks {spec.name!r}: "
+            f"judge it with -m {trace['class']}",
+            pytrace=False,
+        )
+    return trace
+
+
+def _record(config: pytest.Config, spec, limits: Limits, out: Path) -> dict[str, Any]:
+    if config.getoption("--facts"):
+        pytest.skip(
+            "facts are replayed from a file: a live burn-in would load this machine, not the "
+            "recorded one. Pass --burn-in-trace=FILE to judge a recorded burn-in"
+        )
+    if spec.backend not in ("cuda", "cpu") or spec.vendor not in ("nvidia", "none"):
+        raise BurnInError(
+            f"{spec.name} ({spec.title}): the burn-in load and telemetry exist for NVIDIA GPUs "
+            f"and CPU hosts; {spec.vendor} {spec.backend} devices are not supported yet"
+        )
+    duration = config.getoption("--burn-in")
+    command = [
+        sys.executable,
+        "-m",
+        "rigcheck.burnin.record",
+        f"--class={spec.name}",
+        f"--backend={spec.backend}",
+        f"--precision={limits.precision}",
+        f"--duration={duration:g}",
+        f"--out={out}",
+        f"--memory-fraction={limits.limit('memory_test_fraction') or 0.9:g}",
+    ] + (
+        [f"--memory-max-gib={limits.limit('memory_test_max_gib'):g}"]
+        if limits.limit("memory_test_max_gib")
+        else []
+    )
+    started = time.monotonic()
+    try:
+        done = subprocess.run(
+            command, capture_output=True, text=True, timeout=duration + STARTUP_S, check=False
+        )
+    except subprocess.TimeoutExpired:
+        raise BurnInError(
+            f"the burn-in did not finish in {duration + STARTUP_S:.0f} s: a hung kernel or a "
+            "GPU that stopped answering; check `nvidia-smi` and the kernel log for Xid errors"
+        ) from None
+    config.stash[TIMING].update(
+        duration_s=duration, started=started, recorded_s=time.monotonic() - started
+    )
+    if done.returncode != 0 or not out.is_file():
+        tail = (done.stderr or done.stdout).strip().splitlines()[-5:]
+        raise BurnInError(f"the burn-in load failed (exit {done.returncode}): {' | '.join(tail)}")
+    return load_trace(out)
+
+
+def _report_dir(config: pytest.Config) -> Path | None:
+    reports = config.pluginmanager.get_plugin("rigcheck-reports-session")
+    run_dir = getattr(reports, "run_dir", None)
+    return Path(run_dir) if run_dir is not None else None
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.when == "teardown" and MARKER in report.keywords:
+        _LAST_VERDICT[0] = time.monotonic()
+
+
+_LAST_VERDICT = [0.0]
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """Time to verdict: the configured duration, the recording, and the judging after it."""
+    timing = config.stash.get(TIMING, {})
+    if "started" not in timing:
+        return
+    total = _LAST_VERDICT[0] - timing["started"]
+    terminalreporter.write_line(
+        f"rigcheck burn-in: {timing['duration_s']:g} s of load, trace recorded in "
+        f"{timing['recorded_s']:.1f} s, all burn-in verdicts {total:.1f} s after the load began"
+    )
