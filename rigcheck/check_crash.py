@@ -7,13 +7,10 @@ the exception, in one line instead of a traceback.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from rigcheck.facts import typed
 
-SUITES_DIR = Path(__file__).resolve().parent.parent / "suites"
 # pytest's own outcomes (fail, skip, xfail, exit) and an assertion are a check's verdict.
 VERDICTS = (
     AssertionError,
@@ -24,10 +21,6 @@ VERDICTS = (
 )
 
 
-def _is_suite_item(item: pytest.Item) -> bool:
-    return SUITES_DIR in Path(item.path).resolve().parents
-
-
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
     typed.last_read = None
@@ -36,7 +29,9 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     report = yield
-    if call.excinfo is None or not _is_suite_item(item):
+    from rigcheck.plugin import is_suite_item  # the plugin loads this module: import late
+
+    if call.excinfo is None or not is_suite_item(item):
         return report
     exc = call.excinfo.value
     if isinstance(exc, VERDICTS):

@@ -12,7 +12,7 @@ pytestmark = pytest.mark.facts
 
 
 def test_product_matches_class(facts, spec):
-    if spec.backend not in ("cpu", "mps"):
+    if spec.backend != "cpu":
         # The facts identity is judged by, typed first: a PCI id of 16 is no product at all.
         device_fact(facts.devices, "name")
         if spec.identity["pci_device_ids"]:
