@@ -118,6 +118,13 @@ TYPES: dict[str, FactType] = {
     ),
     "devices.*.nvlink": _t("list", "the NVLinks of the GPU", items="object"),
     "devices.*.nvlink.*.active": _t("bool", "whether an NVLink is up"),
+    "devices.*.index": _t("count", "NVML's index of the GPU"),
+    # topology (rigcheck/facts/topology.py)
+    "topology.gpus": _t("list", "every GPU in NVML's topology", items="object", empty_ok=False),
+    "topology.gpus.*.index": _t("count", "NVML's index of a GPU in the topology"),
+    "topology.pairs": _t("list", "every GPU pair in NVML's topology", items="object"),
+    "topology.host_numa_cpus": _t("object", "the host's NUMA nodes and their CPUs"),
+    "topology.pairs.*.gpus": _t("list", "the two GPUs of a pair", items="count", empty_ok=False),
     # host
     "host.cpu.model": _t("text", "the CPU every report names"),
     "host.cpu.cores_logical": _t("count", "the CPUs the host has"),
@@ -201,8 +208,8 @@ def problem(value: Any, ftype: FactType) -> str | None:
     if kind in ("count", "number"):
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             return "not a number"
-        if kind == "count" and not isinstance(value, int):
-            return "not a whole number"
+        if kind == "count" and not (isinstance(value, int) or float(value).is_integer()):
+            return "not a whole number"  # 16.0 (a JSON writer's integer) is still sixteen
         if not math.isfinite(value) or value < 0:
             return "out of range"
         return None
