@@ -60,8 +60,9 @@ def device_value(device: dict, path: str, required: bool = False) -> Any:
     """
     ftype = typed.declared(f"devices.*.{path}")
     where = f" of {gpu_label(device)}"
-    typed.note_read(f"devices.{device.get('index')}.{path}")
     first, *rest = path.split(".")
+    index = device.get("index")
+    typed.note_read(f"devices.{index}.{path}", None if required else f"devices.{index}.{first}")
     top = _walk(device, [first], path, where)
     if top is None:
         if required:

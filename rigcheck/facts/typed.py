@@ -243,19 +243,28 @@ _judged: set[str] | None = None
 last_read: str | None = None  # the fact a check read last, for the crash report
 
 
+# Device facts read with required=False: there a null is NVML's NotSupported, which the
+# check accepts, not a broken fact.
+_unsupported_ok: set[str] = set()
+
+
 def start_recording() -> None:
     global _judged
     _judged = set()
+    _unsupported_ok.clear()
 
 
-def stop_recording() -> set[str]:
+def stop_recording() -> tuple[set[str], set[str]]:
+    """(paths judged, device facts whose check accepts null as Not Supported)."""
     global _judged
     judged, _judged = _judged or set(), None
-    return judged
+    return judged, set(_unsupported_ok)
 
 
-def note_read(path: str) -> None:
+def note_read(path: str, unsupported_ok: str | None = None) -> None:
     global last_read
     last_read = path
     if _judged is not None:
         _judged.add(path)
+        if unsupported_ok:
+            _unsupported_ok.add(unsupported_ok)
