@@ -23,6 +23,7 @@ pytest_plugins = [
     "rigcheck.memory.plugin",
     "rigcheck.distributed.plugin",
     "rigcheck.burnin.plugin",
+    "rigcheck.check_crash",
 ]
 
 SUITES_DIR = Path(__file__).resolve().parent.parent / "suites"

@@ -272,16 +272,27 @@ def nvlink_states(nvml, h) -> list[tuple[int, bool]]:
     return states
 
 
+# nvmlDeviceGetNvLinkVersion answers an nvmlNvlinkVersion_t (nvml.h, nvidia-ml-py's
+# NVML_NVLINK_VERSION_*), not the NVLink version: 4 is NVLink 3.0 (A100), 6 is 4.0 (H100).
+NVLINK_VERSIONS = {1: "1.0", 2: "2.0", 3: "2.2", 4: "3.0", 5: "3.1", 6: "4.0", 7: "5.0", 8: "6.0"}
+
+
+def nvlink_version(code: Any) -> Any:
+    """NVML's enum value -> the NVLink version ("4.0"); an unknown code is kept, named so."""
+    if not isinstance(code, int) or isinstance(code, bool):
+        return code  # None (not supported) or an error record, as read
+    return NVLINK_VERSIONS.get(code, f"unknown (NVML code {code})")
+
+
 def _nvlink(nvml, h) -> list[dict[str, Any]]:
     """One entry per NVLink the device has; an empty list means no NVLink at all."""
-    return [
-        {
-            "link": link,
-            "active": active,
-            "version": read(lambda link=link: nvml.nvmlDeviceGetNvLinkVersion(h, link)),
-        }
-        for link, active in nvlink_states(nvml, h)
-    ]
+    links = []
+    for link, active in nvlink_states(nvml, h):
+        code = read(lambda link=link: nvml.nvmlDeviceGetNvLinkVersion(h, link))
+        links.append(
+            {"link": link, "active": active, "version": nvlink_version(code), "nvml_code": code}
+        )
+    return links
 
 
 def _numa_node(nvml, h, pci: Any) -> int | None:

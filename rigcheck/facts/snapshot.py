@@ -80,9 +80,11 @@ class Facts:
 def validate_snapshot(data: Any, source: str) -> None:
     """Check a snapshot against the facts schema; the error names the file and JSON path."""
     schema = json.loads(SCHEMA_PATH.read_text())
-    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(data), key=str)
-    if errors:
-        first = errors[0]
+    # best_match descends into oneOf: it names $['devices'][0]['index'], not just $['devices'].
+    first = jsonschema.exceptions.best_match(
+        jsonschema.Draft202012Validator(schema).iter_errors(data)
+    )
+    if first is not None:
         where = "$" + "".join(f"[{p!r}]" for p in first.absolute_path)
         raise FactsError(f"{source}: invalid facts snapshot at {where}: {first.message}")
     if data["schema_version"] != SCHEMA_VERSION:

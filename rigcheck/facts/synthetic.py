@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import rigcheck
+from rigcheck.facts.nvml import NVLINK_VERSIONS, nvlink_version
 from rigcheck.facts.probe import error_record
 from rigcheck.facts.snapshot import SCHEMA_VERSION, Facts
 from rigcheck.facts.topology import format_cpulist, nvlink_between
@@ -435,8 +436,10 @@ def _nvlink(spec: Spec) -> list[dict[str, Any]]:
     link = spec.expect("gpu_link")
     if link["type"] != "nvlink":
         return []
+    major = link.get("version")
+    code = {v: k for k, v in NVLINK_VERSIONS.items()}.get(f"{major}.0")  # as NVML answers it
     return [
-        {"link": i, "active": True, "version": link.get("version")}
+        {"link": i, "active": True, "version": nvlink_version(code), "nvml_code": code}
         for i in range(link["links_per_device"])
     ]
 

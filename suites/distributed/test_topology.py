@@ -6,6 +6,7 @@ these checks look at pairs and at NUMA placement.
 """
 
 from collections import defaultdict
+from itertools import combinations
 
 import pytest
 
@@ -17,7 +18,7 @@ from rigcheck.distributed.pairs import (
     path_words,
 )
 from rigcheck.facts.probe import is_error
-from rigcheck.require import require
+from rigcheck.require import fact
 
 pytestmark = pytest.mark.distributed
 
@@ -37,8 +38,17 @@ def link_type(spec, devices):
 
 
 def readable(facts, key: str) -> list[dict]:
-    """topology.<key>, failing closed when it or any entry in it could not be read."""
-    entries = require(facts, f"topology.{key}")
+    """topology.<key>, failing closed when it or any entry in it could not be read, or when
+    it leaves out GPUs or pairs of this node (an empty topology would pass every check)."""
+    entries = fact(facts, f"topology.{key}")
+    want = len(facts.devices) if key == "gpus" else len(list(combinations(facts.devices, 2)))
+    if len(entries) != want:
+        pytest.fail(
+            f"cannot judge: topology.{key} lists {len(entries)} {key}, this node's "
+            f"{len(facts.devices)} GPUs have {want}. Re-record the facts; `nvidia-smi topo -m` "
+            "shows what NVML sees.",
+            pytrace=False,
+        )
     for entry in entries:
         broken = {k: v["error"] for k, v in entry.items() if is_error(v)}
         if broken:
@@ -144,7 +154,7 @@ def test_p2p_where_the_class_expects_it(facts, link_type, record_property):
 def test_gpu_numa_node_matches_cpu_affinity(facts, link_type):
     """Each GPU's PCI device sits on a NUMA node, and the CPUs NVML calls close to it are that
     node's: a process pinned by that affinity then works on the GPU's own socket."""
-    host = require(facts, "topology.host_numa_cpus")
+    host = fact(facts, "topology.host_numa_cpus")
     wrong = []
     for gpu in readable(facts, "gpus"):
         node, near = gpu["numa_node"], gpu["cpu_numa_nodes"]
@@ -169,7 +179,7 @@ def test_gpu_numa_node_matches_cpu_affinity(facts, link_type):
 
 def test_gpus_split_evenly_across_numa_nodes(facts, link_type):
     """All GPUs on one socket (a single-root design) or an even split: 4 + 4, never 5 + 3."""
-    host = require(facts, "topology.host_numa_cpus")
+    host = fact(facts, "topology.host_numa_cpus")
     if len(host) < 2:
         pytest.skip("one NUMA node: nothing to split")
     by_node = defaultdict(list)

@@ -71,7 +71,8 @@ def fake_pynvml(**overrides):
         "nvmlDeviceGetComputeRunningProcesses": lambda h: [Proc(4242, 1 << 30)],
         "nvmlDeviceGetGraphicsRunningProcesses": lambda h: [],
         "nvmlDeviceGetNvLinkState": lambda h, link: 1 if link < 18 else not_supported(),
-        "nvmlDeviceGetNvLinkVersion": lambda h, link: 4,
+        # NVML answers its nvmlNvlinkVersion_t: NVML_NVLINK_VERSION_4_0 = 6 on an H100.
+        "nvmlDeviceGetNvLinkVersion": lambda h, link: 6,
         "nvmlDeviceGetNumaNodeId": lambda h: 0,
     }
     calls.update(overrides)
@@ -123,6 +124,8 @@ def test_driver_and_device_facts_have_the_documented_formats(use_fake):
     assert gpu["pcie"]["gen_current"] == 1 and gpu["pcie"]["gen_max"] == 5
     assert gpu["processes"] == [{"pid": 4242, "used_bytes": 1 << 30}]
     assert len(gpu["nvlink"]) == 18 and all(link["active"] for link in gpu["nvlink"])
+    # The NVLink version, not NVML's enum value (6 would read as a "version 6" NVLink).
+    assert {(link["version"], link["nvml_code"]) for link in gpu["nvlink"]} == {("4.0", 6)}
 
 
 def test_not_supported_is_none_not_an_error(use_fake):
@@ -232,3 +235,21 @@ def test_a_device_count_nvml_cannot_read_is_the_reason_no_gpu_shows(use_fake):
     assert devices == [] and driver["version"] == "550.54.15"
     facts = Facts({"software": {"nvidia_driver": driver}, "devices": devices})
     assert "NVML could not count the GPUs" in no_device_reason(facts)
+
+
+def test_nvlink_version_decodes_nvmls_enum_not_its_number():
+    """nvml.h: NVML_NVLINK_VERSION_3_0 = 4 (A100), _4_0 = 6 (H100), _5_0 = 7 (B200)."""
+    from rigcheck.facts.nvml import nvlink_version
+
+    assert [nvlink_version(c) for c in (2, 4, 6, 7)] == ["2.0", "3.0", "4.0", "5.0"]
+    assert nvlink_version(42) == "unknown (NVML code 42)"
+    assert nvlink_version(None) is None and nvlink_version({"error": "x"}) == {"error": "x"}
+
+
+def test_nvlink_versions_are_nvidia_ml_pys_enum():
+    pynvml = pytest.importorskip("pynvml")
+    from rigcheck.facts.nvml import NVLINK_VERSIONS
+
+    for code, version in NVLINK_VERSIONS.items():
+        name = f"NVML_NVLINK_VERSION_{version.replace('.', '_')}"
+        assert getattr(pynvml, name, code) == code, name

@@ -127,7 +127,7 @@ def fake_pynvml(device: dict, driver: dict) -> SimpleNamespace:
         ],
         nvmlDeviceGetGraphicsRunningProcesses=lambda h: [],
         nvmlDeviceGetNvLinkState=nvlink_state,
-        nvmlDeviceGetNvLinkVersion=lambda h, link: links[link]["version"],
+        nvmlDeviceGetNvLinkVersion=lambda h, link: links[link]["nvml_code"],
     )
     return nvml_module
 
