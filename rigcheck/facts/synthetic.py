@@ -25,6 +25,7 @@ from typing import Any
 import rigcheck
 from rigcheck.facts.probe import error_record
 from rigcheck.facts.snapshot import SCHEMA_VERSION, Facts
+from rigcheck.facts.synthetic_health import device_counters, host_limits_for, kernel_log
 from rigcheck.facts.topology import format_cpulist, nvlink_between
 from rigcheck.spec import Spec, known_classes, load_spec
 
@@ -229,6 +230,8 @@ def synthetic_snapshot(spec: Spec, gpus: int | None = None) -> dict[str, Any]:
         "devices": devices,
         "smoke": smoke,
         "topology": topology,
+        "kernel_log": kernel_log(host["os"]),
+        "host_limits": host_limits_for(host),
     }
 
 
@@ -356,6 +359,7 @@ def _nvidia_device(spec: Spec, board: Board, index: int, count: int) -> dict[str
         "processes": [],
         "nvlink": _nvlink(spec),
         "numa_node": _numa_node(HOSTS[board.host], index, count),
+        **device_counters(spec, board, HOSTS[board.host].virtualization != "none"),
     }
 
 

@@ -1,0 +1,49 @@
+"""Health limits from a class's spec (expected/<class>.json "health_limits"), read fail-closed."""
+
+from __future__ import annotations
+
+import pytest
+
+from rigcheck.spec import Spec
+
+
+def health_limit(spec: Spec, key: str) -> float:
+    """A ceiling or floor from the spec; a class without it fails the check, never passes it."""
+    entry = spec.data.get("health_limits", {}).get(key)
+    value = entry.get("value") if isinstance(entry, dict) else None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        pytest.fail(
+            f"cannot check: expected/{spec.name}.json has no health_limits.{key} (a number with "
+            "its unit and source): add it, as the other class files have it",
+            pytrace=False,
+        )
+    return value
+
+
+def nvidia_only(spec: Spec, what: str) -> None:
+    """Counters come from NVML and the NVIDIA driver's log; AMD's need amdsmi (not read yet)."""
+    if spec.vendor == "amd":
+        pytest.xfail(f"AMD {what} are not probed yet: needs amdsmi")
+    if spec.vendor != "nvidia":
+        pytest.skip(f"{what}: only NVIDIA classes report them; {spec.name} is {spec.vendor}")
+
+
+def count(value: object, what: str) -> int:
+    """A counter as a whole number >= 0; a placeholder or wrong type fails, never reads as 0."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        pytest.fail(
+            f"cannot check: {what} is {value!r}, not a count: the snapshot is damaged or was "
+            "written by another tool; collect it again with `rigcheck facts`",
+            pytrace=False,
+        )
+    return value
+
+
+def record(value: object, what: str, keys: tuple[str, ...]) -> dict:
+    """A fact that must be an object with these keys; anything else fails closed."""
+    if not isinstance(value, dict) or not set(keys) <= set(value):
+        pytest.fail(
+            f"cannot check: {what} is {value!r}, expected an object with {', '.join(keys)}",
+            pytrace=False,
+        )
+    return value
