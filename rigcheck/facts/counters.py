@@ -27,9 +27,10 @@ AER_FILES = {"correctable": "aer_dev_correctable", "nonfatal": "aer_dev_nonfatal
 AER_TOTALS = ("TOTAL_ERR_COR", "TOTAL_ERR_NONFATAL", "TOTAL_ERR_FATAL")
 
 
-def probe_counters(nvml, h, pci: Any, read, sysfs: Path = SYSFS_PCI) -> dict[str, Any]:
+def probe_counters(nvml, h, pci: Any, read, sysfs: Path | None = None) -> dict[str, Any]:
     """The counter facts of one device; `read` is nvml.read (value, None or error record)."""
     bus_id = pci.get("bus_id") if isinstance(pci, dict) else None
+    sysfs = sysfs or SYSFS_PCI  # read at call time, so tests can point it at a fake /sys
     return {
         "pcie_replays": read(lambda: nvml.nvmlDeviceGetPcieReplayCounter(h)),
         "pcie_aer": guarded(lambda: _aer(sysfs, bus_id)),

@@ -25,7 +25,12 @@ from typing import Any
 import rigcheck
 from rigcheck.facts.probe import error_record
 from rigcheck.facts.snapshot import SCHEMA_VERSION, Facts
-from rigcheck.facts.synthetic_health import device_counters, host_limits_for, kernel_log
+from rigcheck.facts.synthetic_health import (
+    device_counters,
+    host_limits_for,
+    kernel_log,
+    sized_for_gpus,
+)
 from rigcheck.facts.topology import format_cpulist, nvlink_between
 from rigcheck.spec import Spec, known_classes, load_spec
 
@@ -219,7 +224,7 @@ def synthetic_snapshot(spec: Spec, gpus: int | None = None) -> dict[str, Any]:
         count = int(spec.expected_value("gpu_count")) if gpus is None else gpus
         devices = [_device(spec, board, i, count) for i in range(count)]
         software, smoke = _gpu_software(spec, board, stack, count), _smoke_gpu(spec, board, count)
-        host = _linux_host(board.host)
+        host = sized_for_gpus(_linux_host(board.host), count)
         if spec.vendor == "nvidia":
             topology = _topology(spec, board, count)
     return {

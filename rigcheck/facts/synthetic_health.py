@@ -130,3 +130,20 @@ def host_limits(os_name: str, ram_gib: int, cpus: int, rdma_devices: int) -> dic
         "iommu": {"groups": 0, "cmdline": []},
         "rdma_devices": rdma_devices,
     }
+
+
+def sized_for_gpus(host: dict[str, Any], gpus: int) -> dict[str, Any]:
+    """A cloud VM with N GPUs has N times the one-GPU shape's CPUs and memory (GCP n1 and AWS
+    g4dn sizes grow with the GPUs); bare-metal profiles are already whole servers."""
+    if host["virtualization"] == "none" or gpus <= 1:
+        return host
+    cpu = dict(host["cpu"])
+    cpu["cores_physical"] *= gpus
+    cpu["cores_logical"] *= gpus
+    extra = host["memory_total_bytes"] * (gpus - 1)
+    return {
+        **host,
+        "cpu": cpu,
+        "memory_total_bytes": host["memory_total_bytes"] + extra,
+        "memory_available_bytes": host["memory_available_bytes"] + extra,
+    }

@@ -2,7 +2,7 @@
 
 import pytest
 
-from rigcheck.limits import count, health_limit, record
+from rigcheck.limits import count, health_limit, newer_fact, record
 from rigcheck.require import require
 
 pytestmark = pytest.mark.facts
@@ -18,7 +18,7 @@ def _linux(spec):
 def test_shm_size(spec, facts):
     _linux(spec)
     floor = health_limit(spec, "shm_min_bytes")
-    size = count(require(facts, "host_limits.shm_bytes"), "host_limits.shm_bytes")
+    size = count(newer_fact(facts, "host_limits.shm_bytes"), "host_limits.shm_bytes")
     assert size >= floor, (
         f"/dev/shm is {size / 2**20:.0f} MiB, below {floor / 2**20:.0f} MiB: DataLoader workers "
         "die with 'bus error' and NCCL's shared-memory transport fails. In Docker, run with "
@@ -29,10 +29,11 @@ def test_shm_size(spec, facts):
 def test_memlock_unlimited_with_rdma(spec, facts):
     _linux(spec)
     health_limit(spec, "memlock_unlimited_with_rdma")
-    rdma = count(require(facts, "host_limits.rdma_devices"), "host_limits.rdma_devices")
+    rdma = count(newer_fact(facts, "host_limits.rdma_devices"), "host_limits.rdma_devices")
     if rdma == 0:
         pytest.skip("no InfiniBand/RoCE device: memlock only limits RDMA registration")
-    memlock = record(require(facts, "host_limits.memlock"), "host_limits.memlock", ("unlimited",))
+    memlock = newer_fact(facts, "host_limits.memlock")
+    memlock = record(memlock, "host_limits.memlock", ("unlimited",))
     assert memlock["unlimited"] is True, (
         f"locked-memory limit is {memlock.get('soft_bytes')} bytes with {rdma} RDMA devices: "
         "NCCL cannot register buffers for InfiniBand/RoCE and falls back to sockets or fails. "
@@ -41,8 +42,8 @@ def test_memlock_unlimited_with_rdma(spec, facts):
 
 
 def _cpus(facts) -> float:
-    usable = count(require(facts, "host_limits.cpus_usable"), "host_limits.cpus_usable")
-    quota = require(facts, "host_limits.cgroup_cpu_limit")
+    usable = count(newer_fact(facts, "host_limits.cpus_usable"), "host_limits.cpus_usable")
+    quota = newer_fact(facts, "host_limits.cgroup_cpu_limit")
     if quota is not None and not isinstance(quota, (int, float)):
         pytest.fail(f"cannot check: host_limits.cgroup_cpu_limit is {quota!r}", pytrace=False)
     return usable if quota is None else min(usable, quota)
@@ -65,7 +66,7 @@ def test_host_ram_for_gpu_memory(spec, facts, expected_gpus):
         pytest.skip(f"{spec.name} has no discrete GPU memory to stage")
     ratio = health_limit(spec, "host_ram_per_gpu_memory_min")
     ram = count(require(facts, "host.memory_total_bytes"), "host.memory_total_bytes")
-    cgroup = require(facts, "host_limits.cgroup_memory_bytes")
+    cgroup = newer_fact(facts, "host_limits.cgroup_memory_bytes")
     if cgroup is not None:
         ram = min(ram, count(cgroup, "host_limits.cgroup_memory_bytes"))
     need = ratio * expected_gpus * spec.memory_bytes
@@ -82,7 +83,8 @@ def test_iommu_not_translating_p2p(spec, facts, expected_gpus):
         pytest.skip("fewer than two GPUs: no peer-to-peer traffic for an IOMMU to block")
     if require(facts, "host.virtualization") not in ("none", "none detected"):
         pytest.skip("a VM: the hypervisor, not this kernel, decides the IOMMU mode")
-    iommu = record(require(facts, "host_limits.iommu"), "host_limits.iommu", ("groups", "cmdline"))
+    iommu = newer_fact(facts, "host_limits.iommu")
+    iommu = record(iommu, "host_limits.iommu", ("groups", "cmdline"))
     groups = count(iommu["groups"], "host_limits.iommu.groups")
     passthrough = any(flag in ("iommu=pt", "intel_iommu=off", "amd_iommu=off")
                       for flag in iommu["cmdline"])  # fmt: skip

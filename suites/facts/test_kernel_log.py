@@ -6,8 +6,7 @@ from collections import defaultdict
 import pytest
 
 from rigcheck.facts.xid_catalog import SOURCE, lookup
-from rigcheck.limits import count, nvidia_only, record
-from rigcheck.require import require
+from rigcheck.limits import count, newer_fact, nvidia_only, record
 
 pytestmark = pytest.mark.facts
 
@@ -40,7 +39,7 @@ def _window(log: dict) -> str:
 
 def test_no_machine_fault_xids(spec, facts, devices):
     nvidia_only(spec, "kernel-log GPU faults (Xid; amdgpu RAS on AMD)")
-    log = record(require(facts, "kernel_log"), "kernel_log", ("source", "xid_events"))
+    log = record(newer_fact(facts, "kernel_log"), "kernel_log", ("source", "xid_events"))
     names = _gpu_names(devices)
     faults, apps = defaultdict(list), defaultdict(list)
     for event in _events(log):
