@@ -52,6 +52,16 @@ def parse_window(text: str | None) -> int | None:
     return int(match.group(1)) * UNITS[match.group(2) or "s"]
 
 
+def xid_window_arg(text: str) -> int | None:
+    """parse_window for argparse: a bad value is one line saying what to write instead."""
+    import argparse
+
+    try:
+        return parse_window(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def probe_kernel_log(run: CommandRunner, window_s: int | None = None) -> dict[str, Any]:
     """Xid events since boot (or in the last window_s seconds), or why none could be read."""
     if platform.system() != "Linux":
