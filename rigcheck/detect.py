@@ -35,7 +35,7 @@ def no_device_reason(facts: Facts) -> str:
     reasons = []
     driver = facts.find("software.nvidia_driver", {})
     if isinstance(driver, dict) and (not driver.get("present", True) or "reason" in driver):
-        reasons.append(driver.get("reason", "no NVIDIA driver"))
+        reasons.append(str(driver.get("reason", "no NVIDIA driver")))  # a hand-edited {} too
     torch = facts.find("software.torch", {})
     if isinstance(torch, dict) and "error" in torch:
         reasons.append(f"torch: {torch['error']}")
@@ -49,9 +49,8 @@ def matches_spec(device: dict[str, Any], spec: Spec) -> bool:
     ids = spec.identity["pci_device_ids"]
     if ids:
         pci = device.get("pci")
-        return isinstance(pci, dict) and pci.get("device_id", "").upper() in {
-            i.upper() for i in ids
-        }
+        found = pci.get("device_id") if isinstance(pci, dict) else None
+        return isinstance(found, str) and found.upper() in {i.upper() for i in ids}
     pattern = spec.identity["name_pattern"]
     name = device.get("name")
     return bool(pattern) and isinstance(name, str) and re.search(pattern, name) is not None

@@ -22,6 +22,7 @@ pytest_plugins = [
     "rigcheck.measure.plugin",
     "rigcheck.memory.plugin",
     "rigcheck.distributed.plugin",
+    "rigcheck.check_crash",
 ]
 
 SUITES_DIR = Path(__file__).resolve().parent.parent / "suites"

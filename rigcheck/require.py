@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 
 from rigcheck.errors import FactUnavailable
-from rigcheck.facts import Facts
+from rigcheck.facts import Facts, typed
 from rigcheck.facts.probe import ERROR_KEY, is_error
 from rigcheck.spec import Spec
 
@@ -35,36 +35,122 @@ def needs_backend(spec: Spec, *backends: str) -> None:
         pytest.skip(f"only for {'/'.join(backends)} classes; {spec.name} is {spec.backend}")
 
 
-def device_values(devices: list[dict], key: str, required: bool = False) -> list[tuple[dict, Any]]:
-    """(device, value) for one per-device fact; an unreadable value on any device fails closed.
+def fact(facts: Facts, path: str) -> Any:
+    """A fact of its declared type (rigcheck/facts/typed.py); anything else fails the check.
 
-    None is what a probe stores where the device does not support the read (NVML's
-    NotSupported); `required` fails on it too, for checks that have nothing to judge without it.
+    None comes back only where the type declares it a real answer (no nvcc installed).
     """
-    pairs = []
-    for device in devices:
-        value = device.get(key, {ERROR_KEY: "not in the snapshot"})
-        if is_error(value):
-            pytest.fail(
-                f"cannot check: GPU {device.get('index')} {key} could not be read: "
-                f"{value[ERROR_KEY]}",
-                pytrace=False,
+    ftype = typed.declared(path)
+    typed.note_read(path)
+    value = _walk(facts.data, path.split("."), path, where="")
+    return _typed(value, ftype, path, where="")
+
+
+def device_fact(devices: list[dict], path: str, required: bool = False) -> list[tuple[dict, Any]]:
+    """(device, value) of one per-device fact ("ecc.current"), typed, for every device."""
+    return [(device, device_value(device, path, required)) for device in devices]
+
+
+def device_value(device: dict, path: str, required: bool = False) -> Any:
+    """One device's fact, of its declared type; anything else fails the check naming it.
+
+    None is what the NVML probe stores where the device or driver does not support a read
+    (NVML's NotSupported): it comes back as None, or fails with that reason when `required`.
+    Below that first key a null is judged by the declared type like any other value.
+    """
+    ftype = typed.declared(f"devices.*.{path}")
+    where = f" of {gpu_label(device)}"
+    typed.note_read(f"devices.{device.get('index')}.{path}")
+    first, *rest = path.split(".")
+    top = _walk(device, [first], path, where)
+    if top is None:
+        if required:
+            _unsupported(path, first, where)
+        return None
+    value = _walk(top, rest, path, where, walked=[first]) if rest else top
+    return _typed(value, ftype, path, where)
+
+
+def device_values(devices: list[dict], key: str, required: bool = False) -> list[tuple[dict, Any]]:
+    """Kept for checks outside suites/facts; the same as device_fact."""
+    return device_fact(devices, key, required=required)
+
+
+def _walk(node: Any, parts: list[str], path: str, where: str, walked: list | None = None) -> Any:
+    """Follow a dotted path, failing closed at a missing key, an error record or a wrong shape."""
+    walked = list(walked or [])
+    for part in parts:
+        if is_error(node):
+            _cannot(path, where, f"could not be read: {node[ERROR_KEY]}", walked)
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        elif isinstance(node, (dict, list)):
+            _cannot(
+                path,
+                where,
+                f"is missing ({'.'.join([*walked, part])} is not in the snapshot: "
+                "recorded by an older rigcheck, or edited by hand?)",
+                [],
             )
-        if required and value is None:
-            pytest.fail(
-                f"cannot check: GPU {device.get('index')} {key} is not supported by this "
-                "device or driver (NVML: Not Supported), as in a vGPU guest. This class needs "
-                "it: run on bare metal or GPU passthrough, or upgrade the driver.",
-                pytrace=False,
-            )
-        pairs.append((device, value))
-    return pairs
+        else:
+            shape = "a list" if part.isdigit() else "an object"
+            _cannot(path, where, f"is {node!r}, expected {shape}", walked)
+        walked.append(part)
+    if is_error(node):
+        _cannot(path, where, f"could not be read: {node[ERROR_KEY]}", walked)
+    return node
+
+
+def _typed(value: Any, ftype: typed.FactType, path: str, where: str) -> Any:
+    wrong = typed.problem(value, ftype)
+    if wrong is not None:
+        _cannot(
+            path,
+            where,
+            f"is {value!r} ({wrong}), expected {ftype.expected()}: it says {ftype.why}. "
+            f"{typed.how_to_read('devices' if where else path)}",
+            [],
+        )
+    return value
+
+
+def _cannot(path: str, where: str, what: str, container: list[str]) -> NoReturn:
+    inner = f": {'.'.join(container)}" if container and ".".join(container) != path else ""
+    pytest.fail(f"cannot judge: {path}{where}{inner} {what}", pytrace=False)
+
+
+def _unsupported(path: str, key: str, where: str) -> NoReturn:
+    pytest.fail(
+        f"cannot judge: {path}{where}: {key} is not supported by this device or driver "
+        "(NVML: Not Supported), as in a vGPU guest. This class needs it: run on bare metal or "
+        "GPU passthrough, or upgrade the driver.",
+        pytrace=False,
+    )
+
+
+def shown(device: dict, path: str) -> str:
+    """A fact that only adds context to a message (the default power limit): never judged."""
+    node: Any = device
+    for part in path.split("."):
+        node = node.get(part) if isinstance(node, dict) else None
+    return str(node) if isinstance(node, (int, float, str)) and not isinstance(node, bool) else "?"
 
 
 def gpu_label(device: dict) -> str:
+    """'GPU 0 (0000:18:00.0)': NVML's index (nvidia-smi's), which CUDA_VISIBLE_DEVICES does not
+    renumber, and the PCI address. torch's own index is written cuda:N (see cuda_label)."""
     pci = device.get("pci")
     bus = pci.get("bus_id") if isinstance(pci, dict) else None
     return f"GPU {device.get('index')}" + (f" ({bus})" if bus else "")
+
+
+def cuda_label(facts: Facts, index: int) -> str:
+    """'cuda:0 (0000:18:00.0)': torch's index, which CUDA_VISIBLE_DEVICES renumbers (cuda:0 may
+    be NVML's GPU 3), with the PCI address that ties it to gpu_label's GPU n."""
+    bus = facts.find(f"software.torch.devices.{index}.pci_bus_id")
+    return f"cuda:{index}" + (f" ({bus})" if isinstance(bus, str) else "")
 
 
 def version_tuple(version: str) -> tuple[int, ...]:

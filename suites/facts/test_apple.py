@@ -2,7 +2,7 @@
 
 import pytest
 
-from rigcheck.require import needs_backend, require
+from rigcheck.require import fact, needs_backend
 
 pytestmark = pytest.mark.facts
 
@@ -13,33 +13,36 @@ def _apple_only(spec):
 
 
 def test_mps_built(facts):
-    assert require(facts, "software.torch.mps_built"), (
+    assert fact(facts, "software.torch.mps_built") is True, (
         "this torch was built without MPS: install the macOS arm64 wheel of torch"
     )
 
 
 def test_mps_available(facts):
-    assert require(facts, "software.torch.mps_available"), (
+    assert fact(facts, "software.torch.mps_available") is True, (
         "MPS is built but not available: needs macOS 12.3+ on Apple silicon, and a native "
         "arm64 Python (not one running under Rosetta)"
     )
 
 
 def test_mps_roundtrip(facts):
-    result = require(facts, "smoke.mps.roundtrip")
-    assert result.get("ok"), f"a tensor sent to MPS and back came back wrong: {result}"
+    ok = fact(facts, "smoke.mps.roundtrip.ok")
+    assert ok is True, (
+        f"a tensor sent to MPS and back came back wrong: {facts.find('smoke.mps.roundtrip')}"
+    )
 
 
 def test_mps_float64_is_refused_cleanly(facts):
     """MPS has no float64: torch must refuse it, not silently compute something else."""
-    result = require(facts, "smoke.mps.float64")
-    assert result["behaviour"] in {"rejected", "supported"}, (
-        f"float64 on MPS gave a wrong result instead of an error: {result}"
+    behaviour = fact(facts, "smoke.mps.float64.behaviour")
+    assert behaviour in {"rejected", "supported"}, (
+        f"float64 on MPS gave a wrong result instead of an error: {facts.find('smoke.mps.float64')}"
     )
 
 
 def test_mps_autocast_fp16(facts):
-    result = require(facts, "smoke.mps.autocast_fp16")
-    assert result.get("ok"), (
-        f'torch.autocast("mps", dtype=torch.float16) did not produce fp16: {result}'
+    ok = fact(facts, "smoke.mps.autocast_fp16.ok")
+    assert ok is True, (
+        'torch.autocast("mps", dtype=torch.float16) did not produce fp16: '
+        f"{facts.find('smoke.mps.autocast_fp16')}"
     )

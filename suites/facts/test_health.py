@@ -4,7 +4,14 @@ import os
 
 import pytest
 
-from rigcheck.require import device_values, expected, gpu_label
+from rigcheck.require import (
+    device_fact,
+    device_value,
+    expected,
+    gpu_label,
+    shown,
+    version_tuple,
+)
 
 pytestmark = pytest.mark.facts
 
@@ -23,9 +30,9 @@ def test_ecc_enabled(spec, nvidia_devices):
     if not expected(spec, "ecc"):
         pytest.skip(f"{spec.name} is expected to run with ECC off")
     off = [
-        f"{gpu_label(d)}: current {e['current']}, pending {e['pending']}"
-        for d, e in device_values(nvidia_devices, "ecc", required=True)
-        if not e["current"]
+        f"{gpu_label(d)}: current {on}, pending {device_value(d, 'ecc.pending', required=True)}"
+        for d, on in device_fact(nvidia_devices, "ecc.current", required=True)
+        if on is False
     ]
     assert not off, (
         f"ECC is off: {'; '.join(off)}. Enable it with `nvidia-smi -e 1` and reboot "
@@ -36,12 +43,12 @@ def test_ecc_enabled(spec, nvidia_devices):
 def test_no_uncorrected_ecc_errors(spec, nvidia_devices):
     """NVML counts errors only with ECC on; GPUs with it off are test_ecc_enabled's failure."""
     expected(spec, "ecc")
-    ecc_on = [d for d in nvidia_devices if (d.get("ecc") or {}).get("current") is not False]
+    ecc_on = [d for d in nvidia_devices if not _ecc_known_off(d)]
     bad = [
-        f"{gpu_label(d)}: {e['volatile_uncorrected']} since boot, "
-        f"{e['aggregate_uncorrected']} lifetime"
-        for d, e in device_values(ecc_on, "ecc_errors", required=True)
-        if e["volatile_uncorrected"] > 0
+        f"{gpu_label(d)}: {n} since boot, "
+        f"{device_value(d, 'ecc_errors.aggregate_uncorrected', required=True)} lifetime"
+        for d, n in device_fact(ecc_on, "ecc_errors.volatile_uncorrected", required=True)
+        if n > 0
     ]
     assert not bad, (
         f"uncorrected ECC errors: {'; '.join(bad)}. The GPU needs a reset and, if they recur, "
@@ -49,17 +56,39 @@ def test_no_uncorrected_ecc_errors(spec, nvidia_devices):
     )
 
 
+def _ecc_known_off(device: dict) -> bool:
+    """ECC read as off; an unreadable mode leaves the counters judged (fail closed)."""
+    ecc = device.get("ecc")
+    return isinstance(ecc, dict) and ecc.get("current") is False
+
+
+def memory_repair(spec) -> str:
+    """Which memory repair the class's GPUs report: Ampere (8.0) and later remap rows, older
+    GPUs retire pages (NVIDIA, "A100 GPU Memory Error Management": row remapping replaces
+    dynamic page retirement from A100 on). NVML answers Not Supported for the other one."""
+    arch = spec.expected_value("compute_capability") or "0.0"
+    return "remapped_rows" if version_tuple(arch) >= (8, 0) else "retired_pages"
+
+
 def test_no_pending_memory_repair(spec, nvidia_devices):
-    """Pre-Ampere retires pages, Ampere and later remap rows; either pending needs a reset."""
+    """Pre-Ampere retires pages, Ampere and later remap rows; either pending needs a reset.
+
+    The one the class's architecture uses must be readable: Not Supported there is a driver
+    or a vGPU profile hiding the GPU's memory health, and fails closed."""
     expected(spec, "ecc")
+    needs = memory_repair(spec)
     bad = []
-    for d, pages in device_values(nvidia_devices, "retired_pages"):
-        if pages and pages["pending"]:
+    for d in nvidia_devices:
+        pending = device_value(d, "retired_pages.pending", required=needs == "retired_pages")
+        if pending is True:
             bad.append(f"{gpu_label(d)}: page retirement pending")
-    for d, rows in device_values(nvidia_devices, "remapped_rows"):
-        if rows and (rows["pending"] or rows["failure"]):
-            state = "row remap FAILED" if rows["failure"] else "row remap pending"
-            bad.append(f"{gpu_label(d)}: {state} ({rows['uncorrectable']} uncorrectable rows)")
+        required = needs == "remapped_rows"
+        pending = device_value(d, "remapped_rows.pending", required=required)
+        failed = device_value(d, "remapped_rows.failure", required=required)
+        rows = device_value(d, "remapped_rows.uncorrectable", required=required)
+        if pending is True or failed is True:
+            state = "row remap FAILED" if failed is True else "row remap pending"
+            bad.append(f"{gpu_label(d)}: {state} ({rows} uncorrectable rows)")
     assert not bad, (
         f"memory repair outstanding: {'; '.join(bad)}. Pending: reset the GPU "
         "(nvidia-smi -r) or reboot. Failed: the GPU must be replaced."
@@ -70,7 +99,7 @@ def test_no_throttle_at_idle(spec, nvidia_devices):
     allowed = set(spec.expect("idle_throttle_reasons_allowed"))
     bad = [
         f"{gpu_label(d)}: {', '.join(sorted(set(reasons) - allowed))}"
-        for d, reasons in device_values(nvidia_devices, "throttle_reasons", required=True)
+        for d, reasons in device_fact(nvidia_devices, "throttle_reasons", required=True)
         if set(reasons) - allowed
     ]
     assert not bad, (
@@ -84,9 +113,9 @@ def test_power_limit_not_capped(spec, nvidia_devices):
     margin = spec.data["expect"].get("power_limit_margin", 0.05)
     floor = tdp * (1 - margin)
     capped = [
-        f"{gpu_label(d)}: {p['limit_w']:.0f} W (default {p.get('default_limit_w') or '?'} W)"
-        for d, p in device_values(nvidia_devices, "power", required=True)
-        if p["limit_w"] < floor
+        f"{gpu_label(d)}: {watts:.0f} W (default {shown(d, 'power.default_limit_w')} W)"
+        for d, watts in device_fact(nvidia_devices, "power.limit_w", required=True)
+        if watts < floor
     ]
     assert not capped, (
         f"power limit below {floor:.0f} W ({spec.name} TDP {tdp} W less {margin:.0%}): "
@@ -107,10 +136,9 @@ def test_pcie_generation(spec, nvidia_devices):
     """The maximum this device can reach in this slot: idle GPUs drop the current link gen."""
     want = expected_pcie(spec)["generation"]
     slow = [
-        f"{gpu_label(d)}: Gen{p['gen_max']} max in this slot "
-        f"(device Gen{p.get('gen_device_max') or '?'})"
-        for d, p in device_values(nvidia_devices, "pcie", required=True)
-        if p["gen_max"] < want
+        f"{gpu_label(d)}: Gen{gen} max in this slot (device Gen{shown(d, 'pcie.gen_device_max')})"
+        for d, gen in device_fact(nvidia_devices, "pcie.gen_max", required=True)
+        if gen < want
     ]
     assert not slow, (
         f"PCIe link below Gen{want}: {'; '.join(slow)}. A slot, riser or BIOS setting "
@@ -121,9 +149,9 @@ def test_pcie_generation(spec, nvidia_devices):
 def test_pcie_width(spec, nvidia_devices):
     want = expected_pcie(spec)["width"]
     narrow = [
-        f"{gpu_label(d)}: x{p['width_current']} (max x{p['width_max']})"
-        for d, p in device_values(nvidia_devices, "pcie", required=True)
-        if p["width_current"] < want
+        f"{gpu_label(d)}: x{width} (max x{shown(d, 'pcie.width_max')})"
+        for d, width in device_fact(nvidia_devices, "pcie.width_current", required=True)
+        if width < want
     ]
     assert not narrow, (
         f"PCIe link narrower than x{want}: {'; '.join(narrow)}. A half-width link halves "
@@ -136,8 +164,8 @@ def test_persistence_mode(spec, nvidia_devices):
         pytest.skip(f"{spec.name} does not expect persistence mode")
     off = [
         gpu_label(d)
-        for d, on in device_values(nvidia_devices, "persistence_mode", required=True)
-        if not on
+        for d, on in device_fact(nvidia_devices, "persistence_mode", required=True)
+        if on is False
     ]
     assert not off, (
         f"persistence mode off on {', '.join(off)}: every CUDA start re-initialises the "
@@ -146,13 +174,14 @@ def test_persistence_mode(spec, nvidia_devices):
 
 
 def test_mig_state(spec, nvidia_devices):
+    """A class with MIG must report its mode: Not Supported there hides how the GPU is split."""
     want = spec.expected_value("mig")
     if want is None:
         pytest.skip(f"{spec.title} has no MIG")
     wrong = [
-        f"{gpu_label(d)}: MIG {'on' if m and m['current'] else 'off'}"
-        for d, m in device_values(nvidia_devices, "mig")
-        if bool(m and m["current"]) != want
+        f"{gpu_label(d)}: MIG {'on' if on else 'off'}"
+        for d, on in device_fact(nvidia_devices, "mig.current", required=True)
+        if on is not want
     ]
     assert not wrong, (
         f"MIG expected {'on' if want else 'off'}: {'; '.join(wrong)}. With MIG on, a process "
@@ -162,11 +191,12 @@ def test_mig_state(spec, nvidia_devices):
 
 def test_no_other_processes(facts, spec, nvidia_devices):
     mine = {os.getpid()} if facts.origin.get("kind") == "live" else set()
-    busy = [
-        f"{gpu_label(d)}: pids {', '.join(str(p['pid']) for p in procs if p['pid'] not in mine)}"
-        for d, procs in device_values(nvidia_devices, "processes", required=True)
-        if any(p["pid"] not in mine for p in procs)
-    ]
+    busy = []
+    for d, procs in device_fact(nvidia_devices, "processes", required=True):
+        pids = [device_value(d, f"processes.{i}.pid") for i in range(len(procs))]
+        others = [str(pid) for pid in pids if pid not in mine]
+        if others:
+            busy.append(f"{gpu_label(d)}: pids {', '.join(others)}")
     assert not busy, (
         f"other processes hold the GPU: {'; '.join(busy)}. They take memory and time: "
         "measurements and memory checks are wrong until they stop."
@@ -174,17 +204,20 @@ def test_no_other_processes(facts, spec, nvidia_devices):
 
 
 def test_nvlink_up(spec, nvidia_devices, expected_gpus):
+    """A class with NVLink must report its links: Not Supported or none at all fails closed."""
     link = spec.expect("gpu_link")
     if link["type"] != "nvlink":
         pytest.skip(f"{spec.name} has no NVLink ({link['type']})")
     if expected_gpus < 2:
         pytest.skip("one GPU: no peer to link to (run with --gpus N on a multi-GPU node)")
     want = link["links_per_device"]
-    down = [
-        f"{gpu_label(d)}: {sum(x['active'] for x in links)}/{want} links active"
-        for d, links in device_values(nvidia_devices, "nvlink")
-        if sum(x["active"] for x in links) < want
-    ]
+    down = []
+    for d, links in device_fact(nvidia_devices, "nvlink", required=True):
+        active = [device_value(d, f"nvlink.{i}.active") for i in range(len(links))]
+        if sum(1 for up in active if up is True) < want:
+            down.append(
+                f"{gpu_label(d)}: {sum(1 for up in active if up is True)}/{want} links active"
+            )
     assert not down, (
         f"NVLink down: {'; '.join(down)}. Collectives fall back to PCIe at a fraction of the "
         "bandwidth: `nvidia-smi nvlink -s` shows which; the node needs service."

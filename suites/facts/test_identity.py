@@ -5,13 +5,18 @@ import re
 import pytest
 
 from rigcheck.detect import describe_device, identity_problems
-from rigcheck.require import device_values, gpu_label, require
+from rigcheck.require import device_fact, fact, gpu_label
 from rigcheck.spec import GIB
 
 pytestmark = pytest.mark.facts
 
 
 def test_product_matches_class(facts, spec):
+    if spec.backend != "cpu":
+        # The facts identity is judged by, typed first: a PCI id of 16 is no product at all.
+        device_fact(facts.devices, "name")
+        if spec.identity["pci_device_ids"]:
+            device_fact(facts.devices, "pci.device_id", required=True)
     problems = identity_problems(facts, spec)
     assert not problems, (
         f"this machine is not a {spec.name}:\n  "
@@ -36,7 +41,7 @@ def test_device_name_matches(devices, spec):
         pytest.skip(f"{spec.name} has no device name to match")
     wrong = [
         f"{gpu_label(d)}: {name!r}"
-        for d, name in device_values(devices, "name")
+        for d, name in device_fact(devices, "name", required=True)
         if not re.search(pattern, name)
     ]
     assert not wrong, (
@@ -48,9 +53,9 @@ def test_device_name_matches(devices, spec):
 def test_memory_per_device(facts, spec, devices):
     floor = spec.expect("memory_per_device")["floor"]["value"]
     if spec.backend == "cpu":
-        pairs = [({"index": "host"}, require(facts, "host.memory_total_bytes"))]
+        pairs = [({"index": "host"}, fact(facts, "host.memory_total_bytes"))]
     else:
-        pairs = device_values(devices, "memory_total_bytes")
+        pairs = device_fact(devices, "memory_total_bytes", required=True)
     short = [f"{gpu_label(d)}: {total / GIB:.1f} GiB" for d, total in pairs if total < floor * GIB]
     assert not short, (
         f"memory below the {spec.name} floor of {floor} GiB: {'; '.join(short)}. "

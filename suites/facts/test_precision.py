@@ -3,11 +3,12 @@
 import pytest
 
 from rigcheck.require import (
-    device_values,
+    cuda_label,
+    device_fact,
     expected,
+    fact,
     gpu_label,
     needs_backend,
-    require,
     version_tuple,
 )
 
@@ -21,7 +22,7 @@ def test_bf16_native(facts, spec, devices):
         pytest.skip(f"{spec.title} has no native bf16: bf16 runs emulated (slowly); use fp16")
     emulated = [
         f"{gpu_label(d)}: compute capability {cc}"
-        for d, cc in device_values(devices, "compute_capability")
+        for d, cc in device_fact(devices, "compute_capability", required=True)
         if version_tuple(cc) < (8, 0)
     ]
     assert not emulated, (
@@ -33,20 +34,23 @@ def test_bf16_matmul_runs(facts, spec):
     key = {"cpu": "smoke.cpu_bf16_matmul", "mps": "smoke.mps.bf16_matmul"}.get(
         spec.backend, "smoke.bf16_matmul"
     )
-    results = require(facts, key)
-    results = results if isinstance(results, list) else [results]
-    wrong = [f"device {i}: {r}" for i, r in enumerate(results) if not (r or {}).get("ok")]
-    assert results and not wrong, f"a bf16 matmul did not run or gave a wrong answer: {wrong}"
+    if spec.backend in ("cpu", "mps"):
+        oks = [(spec.backend, fact(facts, f"{key}.ok"))]
+    else:
+        runs = range(len(fact(facts, key)))
+        oks = [(cuda_label(facts, i), fact(facts, f"{key}.{i}.ok")) for i in runs]
+    wrong = [f"{where}: {facts.find(key)}" for where, ok in oks if ok is False]
+    assert not wrong, f"a bf16 matmul did not run or gave a wrong answer: {wrong}"
 
 
 def test_compute_capability(facts, spec, devices):
     want = expected(spec, "compute_capability")
     other = [
         f"{gpu_label(d)}: {cc}"
-        for d, cc in device_values(
-            devices, "gcn_arch" if spec.backend == "rocm" else "compute_capability"
+        for d, cc in device_fact(
+            devices, "gcn_arch" if spec.backend == "rocm" else "compute_capability", required=True
         )
-        if not str(cc).startswith(want)
+        if not cc.startswith(want)
     ]
     assert not other, f"expected compute capability {want}, found {'; '.join(other)}"
 
@@ -56,9 +60,14 @@ def test_fp8_matmul_runs(facts, spec, devices):
     needs_backend(spec, "cuda")
     if not expected(spec, "fp8"):
         pytest.skip(f"{spec.title} has no fp8 tensor cores")
-    results = require(facts, "smoke.fp8_matmul")
-    wrong = [f"GPU {i}: {r}" for i, r in enumerate(results) if not (r or {}).get("ok")]
-    assert results and not wrong, (
+    runs = range(len(fact(facts, "smoke.fp8_matmul")))
+    oks = [(cuda_label(facts, i), fact(facts, f"smoke.fp8_matmul.{i}.ok")) for i in runs]
+    wrong = [
+        f"{where}: {facts.find(f'smoke.fp8_matmul.{i}')}"
+        for i, (where, ok) in enumerate(oks)
+        if ok is False
+    ]
+    assert not wrong, (
         f"an fp8 (e4m3) torch._scaled_mm did not run or gave a wrong answer: {wrong}. "
         "fp8 needs compute capability >= 8.9 and a torch built with CUDA >= 12.1."
     )

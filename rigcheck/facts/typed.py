@@ -1,0 +1,254 @@
+"""The declared type and unit of every fact a check judges, and what is wrong with a value.
+
+Checks read facts only through rigcheck.require.fact() / device_fact(), which look the path
+up here. A value of the wrong type, a placeholder string ("N/A", "[Not Supported]"), an empty
+container or a null the probe should not have stored is then a "cannot judge" failure naming
+the fact, never a truthy pass and never a TypeError inside a check.
+
+Paths are dotted as Facts.get reads them, with `*` for any list index; device facts are
+written `devices.*.<key>`. This module is pure (no pytest) so the fuzz and the property tests
+can use it; it also records which concrete paths were judged, so they can derive the set of
+leaves a check reads instead of keeping a hand list.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+# What tools print where they have no value: never a value a check may judge.
+PLACEHOLDERS = {
+    "",
+    "n/a",
+    "[n/a]",
+    "na",
+    "none",
+    "null",
+    "unknown",
+    "[unknown error]",
+    "not supported",
+    "[not supported]",
+    "[insufficient permissions]",
+    "[gpu is lost]",
+}
+VERSION = re.compile(r"^\d+(\.\d+)*([+~-][0-9A-Za-z.+~-]*)?$")
+
+
+@dataclass(frozen=True)
+class FactType:
+    """One judged leaf: its kind, unit, why a check needs it and how to read it by hand."""
+
+    kind: str  # bool | count | number | text | version | list | object | choice
+    why: str
+    unit: str = ""
+    nullable: bool = False  # None is a real value (e.g. no nvcc installed), not "not read"
+    empty_ok: bool = True  # for lists: an empty list is a real answer (no processes)
+    choices: tuple[str, ...] = ()
+    items: str = ""  # for lists: the kind of every item ("text", "object")
+
+    def expected(self) -> str:
+        """'a boolean', 'a count in bytes', 'one of cuda, rocm, cpu' — for messages."""
+        words = {
+            "bool": "a boolean (true/false)",
+            "count": "a whole number >= 0",
+            "number": "a finite number >= 0",
+            "text": "a non-empty string",
+            "version": "a version string like '12.4'",
+            "list": "a list" + ("" if self.empty_ok else " (not empty)"),
+            "object": "an object",
+            "choice": "one of " + ", ".join(self.choices),
+        }[self.kind]
+        if self.kind == "list" and self.items:
+            words += f" of {self.items} values"
+        return words + (f" in {self.unit}" if self.unit else "")
+
+
+NVML = "`nvidia-smi -q` shows it; re-record with `rigcheck facts -o FILE`"
+TORCH = "`python -m torch.utils.collect_env` shows it; re-record with `rigcheck facts -o FILE`"
+HOST = "`python -m cpuinfo` and psutil show it; re-record with `rigcheck facts -o FILE`"
+SMOKE = "the torch probe's smoke test writes it: `python -m rigcheck.facts.torch_probe`"
+TOPO = "`nvidia-smi topo -m` shows it; re-record with `rigcheck facts -o FILE`"
+
+
+def _t(kind: str, why: str, **kw: Any) -> FactType:
+    return FactType(kind, why, **kw)
+
+
+TYPES: dict[str, FactType] = {
+    # identity
+    "devices.*.name": _t("text", "the product name the spec's name_pattern matches"),
+    "devices.*.pci": _t("object", "the PCI identity that says which product this is"),
+    "devices.*.pci.device_id": _t("text", "the PCI device id that says which product this is"),
+    "devices.*.pci.bus_id": _t("text", "the PCI address that tells two GPUs apart"),
+    "devices.*.uuid": _t("text", "the identity that tells two GPUs apart"),
+    "devices.*.serial": _t("text", "the board serial that tells two boards apart"),
+    "devices.*.memory_total_bytes": _t("count", "the memory the class promises", unit="bytes"),
+    "devices.*.memory_free_bytes": _t("count", "memory others hold", unit="bytes"),
+    "devices.*.compute_capability": _t("version", "the architecture the class needs"),
+    "devices.*.gcn_arch": _t("text", "the AMD architecture the class needs"),
+    # health
+    "devices.*.ecc": _t("object", "ECC mode, now and after the next reboot"),
+    "devices.*.ecc.current": _t("bool", "whether memory errors are corrected now"),
+    "devices.*.ecc.pending": _t("bool", "the ECC mode after the next reboot"),
+    "devices.*.ecc_errors": _t("object", "memory errors ECC could not correct"),
+    "devices.*.ecc_errors.volatile_uncorrected": _t("count", "uncorrected errors since boot"),
+    "devices.*.ecc_errors.aggregate_uncorrected": _t("count", "uncorrected errors, lifetime"),
+    "devices.*.retired_pages": _t("object", "page retirement (pre-Ampere memory repair)"),
+    "devices.*.retired_pages.pending": _t("bool", "a page retirement waiting for a reset"),
+    "devices.*.remapped_rows": _t("object", "row remapping (Ampere+ memory repair)"),
+    "devices.*.remapped_rows.pending": _t("bool", "a row remap waiting for a reset"),
+    "devices.*.remapped_rows.failure": _t("bool", "a row remap that failed (replace the GPU)"),
+    "devices.*.remapped_rows.uncorrectable": _t("count", "rows remapped for uncorrectable errors"),
+    "devices.*.throttle_reasons": _t("list", "why clocks are held down", items="text"),
+    "devices.*.power": _t("object", "the enforced power limit"),
+    "devices.*.power.limit_w": _t("number", "the enforced power limit", unit="W"),
+    "devices.*.pcie": _t("object", "the PCIe link to the host"),
+    "devices.*.pcie.gen_max": _t("count", "the fastest PCIe generation this slot allows"),
+    "devices.*.pcie.width_current": _t("count", "the PCIe lanes the link trained at"),
+    "devices.*.persistence_mode": _t("bool", "whether the driver stays loaded between runs"),
+    "devices.*.mig": _t("object", "MIG mode, now and after the next reboot"),
+    "devices.*.mig.current": _t("bool", "whether the GPU is split into MIG slices now"),
+    "devices.*.mig.pending": _t("bool", "the MIG mode after the next reboot or reset"),
+    "devices.*.processes": _t("list", "processes holding the GPU", items="object"),
+    "devices.*.processes.*.pid": _t("count", "the process holding the GPU"),
+    "devices.*.processes.*.used_bytes": _t(
+        "count", "the memory a process holds", unit="bytes", nullable=True
+    ),
+    "devices.*.nvlink": _t("list", "the NVLinks of the GPU", items="object"),
+    "devices.*.nvlink.*.active": _t("bool", "whether an NVLink is up"),
+    # host
+    "host.cpu.model": _t("text", "the CPU every report names"),
+    "host.cpu.cores_logical": _t("count", "the CPUs the host has"),
+    "host.cpu.simd_flags": _t(
+        "list", "the vector units CPU kernels need", items="text", empty_ok=False
+    ),
+    "host.memory_total_bytes": _t("count", "the host memory", unit="bytes"),
+    "host.os_release": _t("text", "the OS every report names"),
+    # software
+    "software.torch": _t("object", "the torch the suite judges"),
+    "software.torch.version": _t("version", "the torch the suite judges"),
+    "software.torch.build": _t(
+        "choice", "which accelerator torch was built for", choices=("cuda", "rocm", "cpu")
+    ),
+    "software.torch.device_count": _t("count", "the GPUs torch sees"),
+    "software.torch.cuda_available": _t("bool", "whether torch can use CUDA"),
+    "software.torch.cuda_version": _t(
+        "version", "the CUDA torch was built with (null: not a CUDA build)", nullable=True
+    ),
+    "software.torch.cudnn_version": _t(
+        "count", "the cuDNN torch ships (null: none)", nullable=True
+    ),
+    "software.torch.nccl_version": _t(
+        "version", "the NCCL torch ships (null: none)", nullable=True
+    ),
+    "software.torch.mps_built": _t("bool", "whether torch was built with MPS"),
+    "software.torch.mps_available": _t("bool", "whether MPS works here"),
+    "software.nvidia_driver.version": _t("version", "the NVIDIA driver"),
+    "software.nvidia_driver.cuda_driver_version": _t("version", "the newest CUDA the driver runs"),
+    "software.nvcc": _t(
+        "object", "the CUDA compiler extensions build with (null: none)", nullable=True
+    ),
+    "software.nvcc.version": _t("version", "the CUDA release of nvcc"),
+    "software.nvcc.path": _t("text", "which nvcc extensions build with"),
+    "software.flash_attn": _t("object", "the flash-attn install"),
+    "software.flash_attn.installed": _t("bool", "whether flash-attn is installed"),
+    "software.flash_attn.import_error": _t("text", "why flash-attn does not import", nullable=True),
+    # smoke tests (tiny real kernels run by the torch probe)
+    "smoke.bf16_matmul": _t("list", "a bf16 matmul per GPU", items="object", empty_ok=False),
+    "smoke.bf16_matmul.*.ok": _t("bool", "whether a bf16 matmul gave the right answer"),
+    "smoke.cpu_bf16_matmul.ok": _t("bool", "whether a bf16 matmul gave the right answer"),
+    "smoke.mps.bf16_matmul.ok": _t("bool", "whether a bf16 matmul gave the right answer"),
+    "smoke.fp8_matmul": _t("list", "an fp8 matmul per GPU", items="object", empty_ok=False),
+    "smoke.fp8_matmul.*.ok": _t("bool", "whether an fp8 matmul gave the right answer"),
+    "smoke.flash_attn_forward.ok": _t("bool", "whether flash-attn's forward pass is right"),
+    "smoke.mps.roundtrip.ok": _t("bool", "whether a tensor survives a trip to MPS"),
+    "smoke.mps.float64.behaviour": _t(
+        "choice", "how MPS answers float64", choices=("rejected", "supported", "wrong_result")
+    ),
+    "smoke.mps.autocast_fp16.ok": _t("bool", "whether autocast on MPS gives fp16"),
+}
+
+
+def how_to_read(path: str) -> str:
+    first = path.split(".")[0]
+    return {"devices": NVML, "host": HOST, "software": TORCH, "smoke": SMOKE}.get(first, TOPO)
+
+
+def pattern_of(path: str) -> str:
+    """'devices.3.ecc.current' -> 'devices.*.ecc.current' (list indices become `*`)."""
+    return ".".join("*" if part.isdigit() else part for part in path.split("."))
+
+
+def declared(path: str) -> FactType:
+    """The declared type of a fact; a check reading an undeclared fact is a rigcheck bug."""
+    try:
+        return TYPES[pattern_of(path)]
+    except KeyError:
+        raise KeyError(
+            f"fact {path!r} has no declared type: add it to rigcheck/facts/typed.py TYPES"
+        ) from None
+
+
+def problem(value: Any, ftype: FactType) -> str | None:
+    """What makes a value unfit to judge as this type; None when it is fit."""
+    if value is None:
+        return None if ftype.nullable else "null"
+    kind = ftype.kind
+    if kind == "bool":
+        return None if isinstance(value, bool) else "not a boolean"
+    if kind in ("count", "number"):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return "not a number"
+        if kind == "count" and not isinstance(value, int):
+            return "not a whole number"
+        if not math.isfinite(value) or value < 0:
+            return "out of range"
+        return None
+    if kind in ("text", "version", "choice"):
+        if not isinstance(value, str):
+            return "not a string"
+        if value.strip().lower() in PLACEHOLDERS:
+            return "a placeholder, not a value"
+        if kind == "version" and not VERSION.match(value):
+            return "not a version"
+        if kind == "choice" and value not in ftype.choices:
+            return "not one of the known values"
+        return None
+    if kind == "list":
+        if not isinstance(value, list):
+            return "not a list"
+        if not value and not ftype.empty_ok:
+            return "empty"
+        bad = [v for v in value if ftype.items and problem(v, FactType(ftype.items, ""))]
+        return f"has an item that is {problem(bad[0], FactType(ftype.items, ''))}" if bad else None
+    if kind == "object":
+        if not isinstance(value, dict):
+            return "not an object"
+        return None if value else "empty"
+    raise ValueError(f"unknown fact kind {kind!r}")
+
+
+# Concrete paths judged since recording started (None: not recording). The property tests
+# and the fuzz read it after replaying a good snapshot: the leaves its checks really judge.
+_judged: set[str] | None = None
+last_read: str | None = None  # the fact a check read last, for the crash report
+
+
+def start_recording() -> None:
+    global _judged
+    _judged = set()
+
+
+def stop_recording() -> set[str]:
+    global _judged
+    judged, _judged = _judged or set(), None
+    return judged
+
+
+def note_read(path: str) -> None:
+    global last_read
+    last_read = path
+    if _judged is not None:
+        _judged.add(path)
