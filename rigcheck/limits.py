@@ -1,11 +1,14 @@
-"""Health limits from a class's spec (expected/<class>.json "health_limits"), read fail-closed."""
+"""Health limits from a class's spec (expected/<class>.json "health_limits"), read fail-closed,
+and the guards the counter checks share."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import pytest
 
 from rigcheck.facts import Facts
-from rigcheck.require import require
+from rigcheck.require import fact
 from rigcheck.spec import Spec
 
 
@@ -30,30 +33,9 @@ def nvidia_only(spec: Spec, what: str) -> None:
         pytest.skip(f"{what}: only NVIDIA classes report them; {spec.name} is {spec.vendor}")
 
 
-def count(value: object, what: str) -> int:
-    """A counter as a whole number >= 0; a placeholder or wrong type fails, never reads as 0."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        pytest.fail(
-            f"cannot check: {what} is {value!r}, not a count: the snapshot is damaged or was "
-            "written by another tool; collect it again with `rigcheck facts`",
-            pytrace=False,
-        )
-    return value
-
-
-def record(value: object, what: str, keys: tuple[str, ...]) -> dict:
-    """A fact that must be an object with these keys; anything else fails closed."""
-    if not isinstance(value, dict) or not set(keys) <= set(value):
-        pytest.fail(
-            f"cannot check: {what} is {value!r}, expected an object with {', '.join(keys)}",
-            pytrace=False,
-        )
-    return value
-
-
-def newer_fact(facts: Facts, path: str) -> object:
-    """A fact rigcheck added with the counter probes (issue 12); required like any other, except
-    that a snapshot recorded before them cannot have it: that replay skips, saying so."""
+def newer_fact(facts: Facts, path: str) -> Any:
+    """A fact rigcheck added with the counter probes (issue 12), read through the typed accessor;
+    a snapshot recorded before them cannot have it: that replay skips, saying so."""
     section = path.split(".")[0]
     if facts.origin.get("kind") == "recorded" and section not in facts.data:
         version = facts.origin.get("rigcheck_version", "?")
@@ -61,4 +43,4 @@ def newer_fact(facts: Facts, path: str) -> object:
             f"{section} is not in this recording (rigcheck {version} did not probe it yet): "
             "record the machine again with `rigcheck facts -o FILE` to judge it"
         )
-    return require(facts, path)
+    return fact(facts, path)

@@ -2,8 +2,9 @@
 
 import pytest
 
-from rigcheck.limits import count, health_limit, newer_fact, record
-from rigcheck.require import require
+from rigcheck.facts.typed import VIRT_VMS
+from rigcheck.limits import health_limit, newer_fact
+from rigcheck.require import fact
 
 pytestmark = pytest.mark.facts
 
@@ -18,7 +19,7 @@ def _linux(spec):
 def test_shm_size(spec, facts):
     _linux(spec)
     floor = health_limit(spec, "shm_min_bytes")
-    size = count(newer_fact(facts, "host_limits.shm_bytes"), "host_limits.shm_bytes")
+    size = newer_fact(facts, "host_limits.shm_bytes")
     assert size >= floor, (
         f"/dev/shm is {size / 2**20:.0f} MiB, below {floor / 2**20:.0f} MiB: DataLoader workers "
         "die with 'bus error' and NCCL's shared-memory transport fails. In Docker, run with "
@@ -29,23 +30,21 @@ def test_shm_size(spec, facts):
 def test_memlock_unlimited_with_rdma(spec, facts):
     _linux(spec)
     health_limit(spec, "memlock_unlimited_with_rdma")
-    rdma = count(newer_fact(facts, "host_limits.rdma_devices"), "host_limits.rdma_devices")
+    rdma = newer_fact(facts, "host_limits.rdma_devices")
     if rdma == 0:
         pytest.skip("no InfiniBand/RoCE device: memlock only limits RDMA registration")
-    memlock = newer_fact(facts, "host_limits.memlock")
-    memlock = record(memlock, "host_limits.memlock", ("unlimited",))
-    assert memlock["unlimited"] is True, (
-        f"locked-memory limit is {memlock.get('soft_bytes')} bytes with {rdma} RDMA devices: "
+    unlimited = fact(facts, "host_limits.memlock.unlimited")
+    soft = fact(facts, "host_limits.memlock.soft_bytes")
+    assert unlimited is True, (
+        f"locked-memory limit is {soft} bytes with {rdma} RDMA devices: "
         "NCCL cannot register buffers for InfiniBand/RoCE and falls back to sockets or fails. "
         "Set `ulimit -l unlimited` (limits.conf memlock, or docker --ulimit memlock=-1)."
     )
 
 
 def _cpus(facts) -> float:
-    usable = count(newer_fact(facts, "host_limits.cpus_usable"), "host_limits.cpus_usable")
-    quota = newer_fact(facts, "host_limits.cgroup_cpu_limit")
-    if quota is not None and not isinstance(quota, (int, float)):
-        pytest.fail(f"cannot check: host_limits.cgroup_cpu_limit is {quota!r}", pytrace=False)
+    usable = newer_fact(facts, "host_limits.cpus_usable")
+    quota = fact(facts, "host_limits.cgroup_cpu_limit")
     return usable if quota is None else min(usable, quota)
 
 
@@ -65,10 +64,10 @@ def test_host_ram_for_gpu_memory(spec, facts, expected_gpus):
     if spec.backend in ("cpu", "mps"):
         pytest.skip(f"{spec.name} has no discrete GPU memory to stage")
     ratio = health_limit(spec, "host_ram_per_gpu_memory_min")
-    ram = count(require(facts, "host.memory_total_bytes"), "host.memory_total_bytes")
+    ram = fact(facts, "host.memory_total_bytes")
     cgroup = newer_fact(facts, "host_limits.cgroup_memory_bytes")
     if cgroup is not None:
-        ram = min(ram, count(cgroup, "host_limits.cgroup_memory_bytes"))
+        ram = min(ram, cgroup)
     need = ratio * expected_gpus * spec.memory_bytes
     assert ram >= need, (
         f"host RAM {ram / GIB:.0f} GiB, below {ratio:g} x the GPUs' {expected_gpus} x "
@@ -81,15 +80,14 @@ def test_iommu_not_translating_p2p(spec, facts, expected_gpus):
     _linux(spec)
     if spec.backend == "cpu" or expected_gpus < 2:
         pytest.skip("fewer than two GPUs: no peer-to-peer traffic for an IOMMU to block")
-    if require(facts, "host.virtualization") not in ("none", "none detected"):
+    if fact(facts, "host.virtualization") in VIRT_VMS:
         pytest.skip("a VM: the hypervisor, not this kernel, decides the IOMMU mode")
-    iommu = newer_fact(facts, "host_limits.iommu")
-    iommu = record(iommu, "host_limits.iommu", ("groups", "cmdline"))
-    groups = count(iommu["groups"], "host_limits.iommu.groups")
-    passthrough = any(flag in ("iommu=pt", "intel_iommu=off", "amd_iommu=off")
-                      for flag in iommu["cmdline"])  # fmt: skip
+    newer_fact(facts, "host_limits.iommu")
+    groups = fact(facts, "host_limits.iommu.groups")
+    flags = fact(facts, "host_limits.iommu.cmdline")
+    passthrough = any(flag in ("iommu=pt", "intel_iommu=off", "amd_iommu=off") for flag in flags)
     assert groups == 0 or passthrough, (
-        f"the IOMMU translates DMA ({groups} groups, boot flags {iommu['cmdline'] or 'none'}): "
+        f"the IOMMU translates DMA ({groups} groups, boot flags {', '.join(flags) or 'none'}): "
         "GPU peer-to-peer over PCIe is redirected through the root complex or blocked, and NCCL "
         "hangs or slows down. Boot with iommu=pt (or disable the IOMMU in the BIOS) as NCCL's "
         "troubleshooting guide says."

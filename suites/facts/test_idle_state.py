@@ -2,12 +2,10 @@
 
 import pytest
 
-from rigcheck.limits import count, health_limit, nvidia_only, record
-from rigcheck.require import device_values, gpu_label
+from rigcheck.limits import health_limit, nvidia_only
+from rigcheck.require import device_value, gpu_label, shown
 
 pytestmark = pytest.mark.facts
-
-CLOCK_KEYS = ("sm_mhz", "mem_mhz", "default_sm_mhz", "default_mem_mhz")
 
 
 @pytest.fixture
@@ -17,21 +15,16 @@ def gpus(spec, devices):
 
 
 def test_applications_clocks_at_default(gpus):
-    judged, low = 0, []
-    for d, clocks in device_values(gpus, "applications_clocks"):
-        if clocks is None:
-            continue  # GeForce boards have no applications clocks (NVML: NotSupported)
-        clocks = record(clocks, f"{gpu_label(d)} applications_clocks", CLOCK_KEYS)
-        n = {k: count(clocks[k], f"{gpu_label(d)} {k}") for k in CLOCK_KEYS}
-        judged += 1
-        for kind in ("sm", "mem"):
-            if n[f"{kind}_mhz"] < n[f"default_{kind}_mhz"]:
-                low.append(
-                    f"{gpu_label(d)}: {kind} {n[f'{kind}_mhz']} MHz "
-                    f"(default {n[f'default_{kind}_mhz']} MHz)"
-                )
+    judged = [d for d in gpus if device_value(d, "applications_clocks") is not None]
     if not judged:
         pytest.skip("no GPU reports applications clocks (GeForce boards have none)")
+    low = []
+    for d in judged:
+        for kind in ("sm", "mem"):
+            now = device_value(d, f"applications_clocks.{kind}_mhz")
+            default = device_value(d, f"applications_clocks.default_{kind}_mhz")
+            if now < default:
+                low.append(f"{gpu_label(d)}: {kind} {now} MHz (default {default} MHz)")
     assert not low, (
         f"applications clocks set below the board's default: {'; '.join(low)}. Someone ran "
         "`nvidia-smi -ac`; every kernel runs slower. Restore them with `nvidia-smi -rac` "
@@ -42,15 +35,14 @@ def test_applications_clocks_at_default(gpus):
 def test_idle_temperature_below_slowdown(spec, gpus):
     margin = health_limit(spec, "idle_temperature_margin_c")
     hot = []
-    thresholds = dict(
-        (d["index"], t) for d, t in device_values(gpus, "temperature_thresholds", required=True)
-    )
-    for d, temp in device_values(gpus, "temperature_c", required=True):
-        t = record(thresholds[d["index"]], f"{gpu_label(d)} thresholds", ("slowdown_c",))
-        slowdown = count(t["slowdown_c"], f"{gpu_label(d)} slowdown threshold")
-        if count(temp, f"{gpu_label(d)} temperature") > slowdown - margin:
+    for d in gpus:
+        device_value(d, "temperature_thresholds", required=True)
+        slowdown = device_value(d, "temperature_thresholds.slowdown_c")
+        temp = device_value(d, "temperature_c", required=True)
+        if temp > slowdown - margin:
+            shutdown = shown(d, "temperature_thresholds.shutdown_c")
             hot.append(f"{gpu_label(d)}: {temp} C (slows down at {slowdown} C, shuts down at "
-                       f"{t.get('shutdown_c', '?')} C)")  # fmt: skip
+                       f"{shutdown} C)")  # fmt: skip
     assert not hot, (
         f"GPUs hot at idle, within {margin:.0f} C of their slowdown threshold: {'; '.join(hot)}. "
         "Under load they will throttle or shut down: check fans, airflow and the inlet "
@@ -60,11 +52,9 @@ def test_idle_temperature_below_slowdown(spec, gpus):
 
 def test_firmware_identical_across_gpus(gpus):
     versions = {}
-    for d, fw in device_values(gpus, "firmware", required=True):
-        fw = record(fw, f"{gpu_label(d)} firmware", ("vbios", "inforom_image"))
-        key = (fw["vbios"], fw["inforom_image"])
-        if not all(isinstance(v, str) and v for v in key):
-            pytest.fail(f"cannot check: {gpu_label(d)} firmware is {fw!r}", pytrace=False)
+    for d in gpus:
+        device_value(d, "firmware", required=True)
+        key = (device_value(d, "firmware.vbios"), device_value(d, "firmware.inforom_image"))
         versions.setdefault(key, []).append(gpu_label(d))
     assert len(versions) <= 1, (
         "GPUs of this node run different firmware: "

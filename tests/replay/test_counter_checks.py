@@ -44,7 +44,7 @@ def test_a_counter_that_is_not_a_count_fails_closed(replay, placeholder):
     snapshot["devices"][0]["pcie_replays"] = placeholder
     result = replay(snapshot, "-m", "h100", "-k", "pcie_replays")
     assert set(result.failed) == {"test_pcie_replays_within_limit"}, result.describe()
-    assert "cannot check" in result.failed["test_pcie_replays_within_limit"]
+    assert "cannot judge" in result.failed["test_pcie_replays_within_limit"]
 
 
 def test_a_class_without_the_limit_fails_closed(replay, tmp_path, monkeypatch):
