@@ -11,6 +11,7 @@ from rigcheck import __version__
 from rigcheck.detect import describe_devices, detect_class
 from rigcheck.errors import RigcheckError
 from rigcheck.facts import collect_facts, load_facts
+from rigcheck.facts.kernel_log import WINDOW_ENV, xid_window_arg
 from rigcheck.spec import load_all
 
 # Modules that add their own subcommands through add_parser(subparsers).
@@ -38,6 +39,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     facts = sub.add_parser("facts", help="write this machine's facts snapshot as JSON")
     facts.add_argument("-o", "--output", metavar="FILE", help="write here (default: stdout)")
+    facts.add_argument(
+        "--xid-window",
+        metavar="DUR",
+        type=xid_window_arg,
+        help=f"only Xid events this recent, e.g. 2h, 30m (default: since boot, or ${WINDOW_ENV})",
+    )
     facts.set_defaults(func=run_facts)
 
     for name in SUBCOMMAND_MODULES:
@@ -58,7 +65,7 @@ def run_detect(args: argparse.Namespace) -> int:
 
 
 def run_facts(args: argparse.Namespace) -> int:
-    facts = collect_facts()
+    facts = collect_facts(xid_window_s=args.xid_window)
     if args.output:
         facts.data["origin"]["kind"] = "recorded"
         facts.save(args.output)

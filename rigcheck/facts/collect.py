@@ -12,6 +12,8 @@ import rigcheck
 from rigcheck.facts.amd import amd_devices
 from rigcheck.facts.apple import is_apple_silicon, probe_apple_device
 from rigcheck.facts.host import probe_host
+from rigcheck.facts.host_limits import probe_host_limits
+from rigcheck.facts.kernel_log import probe_kernel_log, window_from_env
 from rigcheck.facts.nvml import probe_nvidia
 from rigcheck.facts.probe import CommandRunner, error_record, is_error
 from rigcheck.facts.snapshot import SCHEMA_VERSION, Facts
@@ -19,7 +21,8 @@ from rigcheck.facts.software import probe_nvcc, probe_torch_process
 from rigcheck.facts.topology import probe_topology
 
 
-def collect_facts(run: CommandRunner | None = None) -> Facts:
+def collect_facts(run: CommandRunner | None = None, xid_window_s: int | None = None) -> Facts:
+    """xid_window_s: only Xid events this recent (default: RIGCHECK_XID_WINDOW, else since boot)."""
     run = run or CommandRunner()
     started = time.monotonic()
     torch_side = probe_torch_process()
@@ -38,6 +41,8 @@ def collect_facts(run: CommandRunner | None = None) -> Facts:
         "devices": nvidia or _other_devices(run, torch_facts),
         "smoke": _from_torch_side(torch_side, "smoke"),
         "topology": probe_topology(),
+        "kernel_log": window_from_env(lambda w: probe_kernel_log(run, w), xid_window_s),
+        "host_limits": probe_host_limits(),
     }
     data["origin"]["collect_seconds"] = round(time.monotonic() - started, 2)
     return Facts(data)

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from rigcheck.facts.counters import probe_counters
 from rigcheck.facts.probe import error_record, guarded
 
 # NVML's clock event (throttle) reason bits, named as nvidia-smi names them.
@@ -116,6 +117,7 @@ def probe_device(index: int) -> dict[str, Any]:
         "processes": read(lambda: _processes(nvml, h)),
         "nvlink": read(lambda: _nvlink(nvml, h)),
         "numa_node": read(lambda: _numa_node(nvml, h, pci)),
+        **probe_counters(nvml, h, pci, read),  # counters.py: error counters, fabric, firmware
     }
 
 

@@ -26,6 +26,12 @@ import rigcheck
 from rigcheck.facts.nvml import NVLINK_VERSIONS, nvlink_version
 from rigcheck.facts.probe import error_record
 from rigcheck.facts.snapshot import SCHEMA_VERSION, Facts
+from rigcheck.facts.synthetic_health import (
+    device_counters,
+    host_limits_for,
+    kernel_log,
+    sized_for_gpus,
+)
 from rigcheck.facts.topology import format_cpulist, nvlink_between
 from rigcheck.spec import Spec, known_classes, load_spec
 
@@ -219,7 +225,7 @@ def synthetic_snapshot(spec: Spec, gpus: int | None = None) -> dict[str, Any]:
         count = int(spec.expected_value("gpu_count")) if gpus is None else gpus
         devices = [_device(spec, board, i, count) for i in range(count)]
         software, smoke = _gpu_software(spec, board, stack, count), _smoke_gpu(spec, board, count)
-        host = _linux_host(board.host)
+        host = sized_for_gpus(_linux_host(board.host), count)
         if spec.vendor == "nvidia":
             topology = _topology(spec, board, count)
     return {
@@ -230,6 +236,8 @@ def synthetic_snapshot(spec: Spec, gpus: int | None = None) -> dict[str, Any]:
         "devices": devices,
         "smoke": smoke,
         "topology": topology,
+        "kernel_log": kernel_log(host["os"]),
+        "host_limits": host_limits_for(host),
     }
 
 
@@ -357,6 +365,7 @@ def _nvidia_device(spec: Spec, board: Board, index: int, count: int) -> dict[str
         "processes": [],
         "nvlink": _nvlink(spec),
         "numa_node": _numa_node(HOSTS[board.host], index, count),
+        **device_counters(spec, board, HOSTS[board.host].virtualization != "none"),
     }
 
 

@@ -70,6 +70,22 @@ TORCH = "`python -m torch.utils.collect_env` shows it; re-record with `rigcheck 
 HOST = "`python -m cpuinfo` and psutil show it; re-record with `rigcheck facts -o FILE`"
 SMOKE = "the torch probe's smoke test writes it: `python -m rigcheck.facts.torch_probe`"
 TOPO = "`nvidia-smi topo -m` shows it; re-record with `rigcheck facts -o FILE`"
+KERNEL_LOG = (
+    "`journalctl -k -b | grep Xid` (as root) shows it; re-record with `rigcheck facts -o FILE`"
+)
+HOST_LIMITS = (
+    "`df -h /dev/shm`, `ulimit -l` and /sys show it; re-record with `rigcheck facts -o FILE`"
+)
+
+
+# What host.py's virtualization fact can say: systemd-detect-virt's answers, or the CPU flag.
+VIRT_NONE = ("none", "none detected")
+VIRT_VMS = (
+    "kvm", "amazon", "qemu", "bochs", "xen", "uml", "vmware", "oracle", "microsoft", "zvm",
+    "parallels", "bhyve", "qnx", "acrn", "powervm", "apple", "sre", "google", "hypervisor (flag)",
+)  # fmt: skip
+VIRT_CONTAINERS = ("openvz", "lxc", "lxc-libvirt", "systemd-nspawn", "docker", "podman", "rkt",
+                   "wsl", "proot", "pouch")  # fmt: skip
 
 
 def _t(kind: str, why: str, **kw: Any) -> FactType:
@@ -175,12 +191,102 @@ TYPES: dict[str, FactType] = {
         "choice", "how MPS answers float64", choices=("rejected", "supported", "wrong_result")
     ),
     "smoke.mps.autocast_fp16.ok": _t("bool", "whether autocast on MPS gives fp16"),
+    # counters and logs (issue 12: rigcheck/facts/counters.py, kernel_log.py, host_limits.py)
+    "devices.*.pcie_replays": _t("count", "PCIe packets resent since the driver loaded"),
+    "devices.*.pcie_aer": _t("object", "AER errors the kernel counted for the GPU"),
+    "devices.*.pcie_aer.correctable": _t("count", "correctable PCIe errors since boot"),
+    "devices.*.pcie_aer.nonfatal": _t("count", "non-fatal uncorrectable PCIe errors since boot"),
+    "devices.*.pcie_aer.fatal": _t("count", "fatal PCIe errors since boot"),
+    "devices.*.nvlink_errors": _t("list", "each active NVLink's error counters", items="object"),
+    "devices.*.nvlink_errors.*.link": _t("count", "which NVLink the counters belong to"),
+    "devices.*.nvlink_errors.*.replay": _t(
+        "count", "NVLink replays (null: not counted here)", nullable=True
+    ),
+    "devices.*.nvlink_errors.*.recovery": _t(
+        "count", "NVLink recoveries (null: not counted here)", nullable=True
+    ),
+    "devices.*.nvlink_errors.*.crc_flit": _t(
+        "count", "NVLink flit CRC errors (null: not counted here)", nullable=True
+    ),
+    "devices.*.nvlink_errors.*.crc_data": _t(
+        "count", "NVLink data CRC errors (null: not counted here)", nullable=True
+    ),
+    "devices.*.fabric": _t("object", "the GPU's NVSwitch fabric registration"),
+    "devices.*.fabric.state": _t(
+        "choice",
+        "whether the fabric manager registered the GPU",
+        choices=("not_supported", "not_started", "in_progress", "completed"),
+    ),
+    "devices.*.fabric.status": _t("count", "the fabric registration's NVML return code"),
+    **{
+        f"devices.*.ecc_by_location.{where}_{kind}_{span}": _t(
+            "count", f"{kind} ECC errors in {where.upper()} ({span})"
+        )
+        for where in ("dram", "sram")
+        for kind in ("corrected", "uncorrected")
+        for span in ("volatile", "aggregate")
+    },
+    "devices.*.ecc_by_location": _t("object", "ECC errors split by DRAM and SRAM"),
+    "devices.*.retired_pages.single_bit": _t("count", "pages retired for single-bit errors"),
+    "devices.*.retired_pages.double_bit": _t("count", "pages retired for double-bit errors"),
+    "devices.*.applications_clocks": _t("object", "the clocks applications run at"),
+    "devices.*.applications_clocks.sm_mhz": _t("count", "the SM applications clock", unit="MHz"),
+    "devices.*.applications_clocks.mem_mhz": _t(
+        "count", "the memory applications clock", unit="MHz"
+    ),
+    "devices.*.applications_clocks.default_sm_mhz": _t(
+        "count", "the board's default SM applications clock", unit="MHz"
+    ),
+    "devices.*.applications_clocks.default_mem_mhz": _t(
+        "count", "the board's default memory applications clock", unit="MHz"
+    ),
+    "devices.*.temperature_c": _t("count", "the GPU's temperature now", unit="C"),
+    "devices.*.temperature_thresholds": _t("object", "where the GPU slows and shuts down"),
+    "devices.*.temperature_thresholds.slowdown_c": _t(
+        "count", "where the GPU slows itself down", unit="C"
+    ),
+    "devices.*.firmware": _t("object", "the GPU's firmware versions"),
+    "devices.*.firmware.vbios": _t("text", "the VBIOS version every GPU should share"),
+    "devices.*.firmware.inforom_image": _t("text", "the InfoROM image every GPU should share"),
+    "kernel_log": _t("object", "the Xid events the NVIDIA driver logged"),
+    "kernel_log.source": _t("text", "where the kernel log was read"),
+    "kernel_log.window_s": _t(
+        "count", "how far back Xid events count (null: since boot)", unit="s", nullable=True
+    ),
+    "kernel_log.xid_events": _t("list", "the Xid events in the window", items="object"),
+    "kernel_log.xid_events.*.code": _t("count", "the Xid code NVIDIA's catalogue explains"),
+    "kernel_log.xid_events.*.bus_id": _t("text", "the PCI address of the GPU the Xid names"),
+    "host.virtualization": _t(
+        "choice",
+        "whether a hypervisor sits under this host (systemd-detect-virt, else the CPU flag)",
+        choices=(*VIRT_NONE, *VIRT_VMS, *VIRT_CONTAINERS),
+    ),
+    "host_limits.shm_bytes": _t("count", "the /dev/shm size", unit="bytes"),
+    "host_limits.memlock": _t("object", "the locked-memory ulimit"),
+    "host_limits.memlock.unlimited": _t("bool", "whether memory locking is unlimited"),
+    "host_limits.memlock.soft_bytes": _t(
+        "count", "the locked-memory limit (null: unlimited)", unit="bytes", nullable=True
+    ),
+    "host_limits.rdma_devices": _t("count", "InfiniBand/RoCE devices"),
+    "host_limits.cpus_usable": _t("count", "CPUs this process may run on"),
+    "host_limits.cgroup_cpu_limit": _t(
+        "number", "the cgroup CPU quota (null: none)", unit="CPUs", nullable=True
+    ),
+    "host_limits.cgroup_memory_bytes": _t(
+        "count", "the cgroup memory limit (null: none)", unit="bytes", nullable=True
+    ),
+    "host_limits.iommu": _t("object", "the IOMMU's groups and boot flags"),
+    "host_limits.iommu.groups": _t("count", "IOMMU groups: 0 when the IOMMU is off"),
+    "host_limits.iommu.cmdline": _t("list", "the IOMMU boot flags", items="text"),
 }
 
 
 def how_to_read(path: str) -> str:
     first = path.split(".")[0]
-    return {"devices": NVML, "host": HOST, "software": TORCH, "smoke": SMOKE}.get(first, TOPO)
+    others = {"kernel_log": KERNEL_LOG, "host_limits": HOST_LIMITS}  # issue 12's facts
+    return {"devices": NVML, "host": HOST, "software": TORCH, "smoke": SMOKE, **others}.get(
+        first, TOPO
+    )
 
 
 def pattern_of(path: str) -> str:
@@ -216,6 +322,8 @@ def problem(value: Any, ftype: FactType) -> str | None:
     if kind in ("text", "version", "choice"):
         if not isinstance(value, str):
             return "not a string"
+        if kind == "choice" and value in ftype.choices:
+            return None  # a declared answer ("none": no hypervisor) is never a placeholder
         if value.strip().lower() in PLACEHOLDERS:
             return "a placeholder, not a value"
         if kind == "version" and not VERSION.match(value):

@@ -7,8 +7,9 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from counter_fakes import add_counter_fakes, write_aer
 
-from rigcheck.facts import amd, apple, nvml, torch_probe
+from rigcheck.facts import amd, apple, counters, nvml, torch_probe
 from rigcheck.facts.synthetic import synthetic_snapshot
 from rigcheck.facts.topology import nodes_of_cpus, nvlink_between, parse_cpulist
 from rigcheck.spec import Spec, load_all
@@ -129,7 +130,7 @@ def fake_pynvml(device: dict, driver: dict) -> SimpleNamespace:
         nvmlDeviceGetNvLinkState=nvlink_state,
         nvmlDeviceGetNvLinkVersion=lambda h, link: links[link]["nvml_code"],
     )
-    return nvml_module
+    return add_counter_fakes(nvml_module, device)  # counters.py's reads
 
 
 @pytest.mark.parametrize("name", NVIDIA)
@@ -137,9 +138,10 @@ def test_nvml_probe_writes_back_the_synthetic_device(name, monkeypatch, tmp_path
     snapshot = synthetic_snapshot(SPECS[name], gpus=2)
     driver = snapshot["software"]["nvidia_driver"]
     monkeypatch.setattr(nvml, "Path", lambda path: tmp_path / path.lstrip("/"))  # sysfs
+    monkeypatch.setattr(counters, "SYSFS_PCI", tmp_path / "sys/bus/pci/devices")
     for device in snapshot["devices"]:
         node = tmp_path / f"sys/bus/pci/devices/{device['pci']['bus_id']}/numa_node"
-        node.parent.mkdir(parents=True)
+        write_aer(tmp_path / "sys/bus/pci/devices", device)
         node.write_text(f"{-1 if device['numa_node'] is None else device['numa_node']}\n")
         monkeypatch.setattr(nvml, "_nvml", lambda device=device: fake_pynvml(device, driver))
         assert nvml.probe_device(device["index"]) == device

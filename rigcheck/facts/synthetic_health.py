@@ -1,0 +1,149 @@
+"""Synthetic counters, kernel log and host limits of a healthy machine (synthetic.py uses these).
+
+The shapes are the probes' (counters.py, kernel_log.py, host_limits.py); the values are those
+of a healthy idle machine: every error counter zero, no Xid since boot, the fabric registered
+where the class has NVSwitches, the same firmware on every GPU. Firmware strings and
+temperature thresholds are representative figures, not read from a machine.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rigcheck.facts.probe import error_record
+from rigcheck.spec import Spec
+
+GIB = 2**30
+MEMLOCK_DEFAULT = 8 * 2**20  # the kernel's default RLIMIT_MEMLOCK since 5.16 (8 MiB)
+# Representative VBIOS / InfoROM strings in NVML's format, one per board generation.
+FIRMWARE = {"vbios": "96.00.74.00.0D", "inforom_image": "G520.0200.00.05", "inforom_oem": "2.1"}
+# NVML's slowdown and shutdown thresholds on a datacenter board (A100/H100 report 89/92 C).
+THRESHOLDS = {"slowdown_c": 89, "shutdown_c": 92}
+
+
+def _cc(board: Any) -> tuple[int, ...]:
+    return tuple(int(p) for p in board.compute_capability.split("."))
+
+
+def device_counters(spec: Spec, board: Any, virtualized: bool) -> dict[str, Any]:
+    """counters.probe_counters's record of one healthy, idle NVIDIA GPU."""
+    ecc = bool(spec.expected_value("ecc"))
+    geforce = "GeForce" in board.name
+    return {
+        "pcie_replays": 0,
+        "pcie_aer": None if virtualized else {"correctable": 0, "nonfatal": 0, "fatal": 0},
+        "nvlink_errors": _nvlink_errors(spec),
+        "fabric": _fabric(spec, board),
+        "ecc_by_location": _ecc_by_location() if ecc and _cc(board) >= (8, 0) else None,
+        "firmware": dict(FIRMWARE),
+        "applications_clocks": None if geforce else {
+            "sm_mhz": board.sm_max_mhz,
+            "mem_mhz": board.mem_max_mhz,
+            "default_sm_mhz": board.sm_max_mhz,
+            "default_mem_mhz": board.mem_max_mhz,
+        },
+        "temperature_thresholds": dict(THRESHOLDS),
+    }  # fmt: skip
+
+
+def _nvlink_errors(spec: Spec) -> list[dict[str, Any]]:
+    link = spec.expect("gpu_link")
+    if link["type"] != "nvlink":
+        return []
+    zero = {"replay": 0, "recovery": 0, "crc_flit": 0, "crc_data": 0}
+    return [{"link": i, **zero} for i in range(link["links_per_device"])]
+
+
+def _fabric(spec: Spec, board: Any) -> dict[str, Any] | None:
+    """Hopper and later answer; on NVSwitch boards the fabric manager has registered the GPU."""
+    if _cc(board) < (9, 0):
+        return None  # NVML: NotSupported before Hopper
+    switched = spec.expect("gpu_link")["type"] == "nvlink" and board.nvlink_fabric == "nvswitch"
+    return {
+        "state": "completed" if switched else "not_supported",
+        "status": 0,
+        "clique_id": 0,
+        "cluster_uuid": "00" * 16,
+    }
+
+
+def _ecc_by_location() -> dict[str, int]:
+    return {
+        f"{where}_{kind}_{span}": 0
+        for where in ("dram", "sram")
+        for kind in ("corrected", "uncorrected")
+        for span in ("volatile", "aggregate")
+    }
+
+
+def kernel_log(os_name: str) -> dict[str, Any]:
+    """kernel_log.probe_kernel_log's record of a healthy Linux machine a day after boot."""
+    if os_name != "Linux":
+        return error_record(f"no Linux kernel log on {os_name}: Xid is NVIDIA-on-Linux")
+    return {
+        "source": "journalctl -k -b",
+        "window_s": None,
+        "uptime_s": 86400.0,
+        "lines_read": 2412,
+        "xid_count": 0,
+        "xid_events": [],
+    }
+
+
+# The server profiles of synthetic.HOSTS: eight InfiniBand HCAs beside eight GPUs.
+RDMA_HOSTS = {"synthetic-xeon": 8, "synthetic-epyc": 8}
+
+
+def host_limits_for(host: dict[str, Any]) -> dict[str, Any]:
+    """The limits of synthetic.py's host record (its hostname names the HOSTS profile)."""
+    rdma = RDMA_HOSTS.get(host["hostname"], 0)
+    ram_gib = host["memory_total_bytes"] // GIB
+    return host_limits(host["os"], ram_gib, host["cpu"]["cores_logical"], rdma)
+
+
+def host_limits(os_name: str, ram_gib: int, cpus: int, rdma_devices: int) -> dict[str, Any]:
+    """host_limits.probe_host_limits's record: a server image set up for RDMA, or defaults."""
+    if os_name != "Linux":
+        missing = error_record(f"/dev/shm does not exist on {os_name}")
+        return {
+            "shm_bytes": missing,
+            "memlock": {"unlimited": False, "soft_bytes": None, "hard_bytes": None},
+            "cpus_usable": cpus,
+            "cgroup_cpu_limit": None,
+            "cgroup_memory_bytes": None,
+            "swap_bytes": 0,
+            "iommu": error_record("/proc/cmdline is not readable here (not Linux?)"),
+            "rdma_devices": 0,
+        }
+    rdma = rdma_devices > 0
+    return {
+        "shm_bytes": ram_gib * GIB // 2,  # tmpfs's default size: half of RAM
+        "memlock": {
+            "unlimited": rdma,
+            "soft_bytes": None if rdma else MEMLOCK_DEFAULT,
+            "hard_bytes": None if rdma else MEMLOCK_DEFAULT,
+        },
+        "cpus_usable": cpus,
+        "cgroup_cpu_limit": None,
+        "cgroup_memory_bytes": None,
+        "swap_bytes": 0,
+        "iommu": {"groups": 0, "cmdline": []},
+        "rdma_devices": rdma_devices,
+    }
+
+
+def sized_for_gpus(host: dict[str, Any], gpus: int) -> dict[str, Any]:
+    """A cloud VM with N GPUs has N times the one-GPU shape's CPUs and memory (GCP n1 and AWS
+    g4dn sizes grow with the GPUs); bare-metal profiles are already whole servers."""
+    if host["virtualization"] == "none" or gpus <= 1:
+        return host
+    cpu = dict(host["cpu"])
+    cpu["cores_physical"] *= gpus
+    cpu["cores_logical"] *= gpus
+    extra = host["memory_total_bytes"] * (gpus - 1)
+    return {
+        **host,
+        "cpu": cpu,
+        "memory_total_bytes": host["memory_total_bytes"] + extra,
+        "memory_available_bytes": host["memory_available_bytes"] + extra,
+    }

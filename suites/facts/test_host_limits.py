@@ -1,0 +1,94 @@
+"""Host limits that break ML jobs on healthy hardware: /dev/shm, memlock, CPUs, RAM, IOMMU."""
+
+import pytest
+
+from rigcheck.facts.typed import VIRT_VMS
+from rigcheck.limits import health_limit, newer_fact
+from rigcheck.require import fact
+
+pytestmark = pytest.mark.facts
+
+GIB = 2**30
+
+
+def _linux(spec):
+    if spec.backend == "mps":
+        pytest.skip(f"{spec.name} is macOS: no /dev/shm, cgroups or IOMMU groups to check")
+
+
+def test_shm_size(spec, facts):
+    _linux(spec)
+    floor = health_limit(spec, "shm_min_bytes")
+    size = newer_fact(facts, "host_limits.shm_bytes")
+    assert size >= floor, (
+        f"/dev/shm is {size / 2**20:.0f} MiB, below {floor / 2**20:.0f} MiB: DataLoader workers "
+        "die with 'bus error' and NCCL's shared-memory transport fails. In Docker, run with "
+        "--shm-size=1g (or --ipc=host); in Kubernetes mount an emptyDir with medium: Memory."
+    )
+
+
+def test_memlock_unlimited_with_rdma(spec, facts):
+    _linux(spec)
+    health_limit(spec, "memlock_unlimited_with_rdma")
+    rdma = newer_fact(facts, "host_limits.rdma_devices")
+    if rdma == 0:
+        pytest.skip("no InfiniBand/RoCE device: memlock only limits RDMA registration")
+    unlimited = fact(facts, "host_limits.memlock.unlimited")
+    soft = fact(facts, "host_limits.memlock.soft_bytes")
+    assert unlimited is True, (
+        f"locked-memory limit is {soft} bytes with {rdma} RDMA devices: "
+        "NCCL cannot register buffers for InfiniBand/RoCE and falls back to sockets or fails. "
+        "Set `ulimit -l unlimited` (limits.conf memlock, or docker --ulimit memlock=-1)."
+    )
+
+
+def _cpus(facts) -> float:
+    usable = newer_fact(facts, "host_limits.cpus_usable")
+    quota = fact(facts, "host_limits.cgroup_cpu_limit")
+    return usable if quota is None else min(usable, quota)
+
+
+def test_cpus_per_gpu(spec, facts, expected_gpus):
+    if spec.backend in ("cpu", "mps"):
+        pytest.skip(f"{spec.name} has no discrete GPU to feed")
+    per_gpu = health_limit(spec, "cpus_per_gpu_min")
+    cpus = _cpus(facts)
+    assert cpus >= per_gpu * expected_gpus, (
+        f"{cpus:g} CPUs usable for {expected_gpus} GPU(s), below {per_gpu:g} per GPU: input "
+        "pipelines starve the GPUs. A cgroup quota or taskset limits this process: ask for more "
+        "CPUs (Slurm --cpus-per-gpu, Kubernetes resources.requests.cpu)."
+    )
+
+
+def test_host_ram_for_gpu_memory(spec, facts, expected_gpus):
+    if spec.backend in ("cpu", "mps"):
+        pytest.skip(f"{spec.name} has no discrete GPU memory to stage")
+    ratio = health_limit(spec, "host_ram_per_gpu_memory_min")
+    ram = fact(facts, "host.memory_total_bytes")
+    cgroup = newer_fact(facts, "host_limits.cgroup_memory_bytes")
+    if cgroup is not None:
+        ram = min(ram, cgroup)
+    need = ratio * expected_gpus * spec.memory_bytes
+    assert ram >= need, (
+        f"host RAM {ram / GIB:.0f} GiB, below {ratio:g} x the GPUs' {expected_gpus} x "
+        f"{spec.memory_bytes / GIB:.0f} GiB ({need / GIB:.0f} GiB): loading or saving a "
+        "checkpoint will fail or swap. Ask for a larger memory limit or a larger machine."
+    )
+
+
+def test_iommu_not_translating_p2p(spec, facts, expected_gpus):
+    _linux(spec)
+    if spec.backend == "cpu" or expected_gpus < 2:
+        pytest.skip("fewer than two GPUs: no peer-to-peer traffic for an IOMMU to block")
+    if fact(facts, "host.virtualization") in VIRT_VMS:
+        pytest.skip("a VM: the hypervisor, not this kernel, decides the IOMMU mode")
+    newer_fact(facts, "host_limits.iommu")
+    groups = fact(facts, "host_limits.iommu.groups")
+    flags = fact(facts, "host_limits.iommu.cmdline")
+    passthrough = any(flag in ("iommu=pt", "intel_iommu=off", "amd_iommu=off") for flag in flags)
+    assert groups == 0 or passthrough, (
+        f"the IOMMU translates DMA ({groups} groups, boot flags {', '.join(flags) or 'none'}): "
+        "GPU peer-to-peer over PCIe is redirected through the root complex or blocked, and NCCL "
+        "hangs or slows down. Boot with iommu=pt (or disable the IOMMU in the BIOS) as NCCL's "
+        "troubleshooting guide says."
+    )

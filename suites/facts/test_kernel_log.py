@@ -1,0 +1,47 @@
+"""Xid events in the kernel log: GPU faults the driver logged since boot (or in --xid-window)."""
+
+import warnings
+from collections import defaultdict
+
+import pytest
+
+from rigcheck.facts.xid_catalog import SOURCE, lookup
+from rigcheck.limits import newer_fact, nvidia_only
+from rigcheck.require import device_fact, fact, gpu_label
+
+pytestmark = pytest.mark.facts
+
+
+def _gpu_names(devices: list[dict]) -> dict[str, str]:
+    """PCI bus id -> "GPU i (bus)", for naming the GPU an Xid line points at."""
+    return {bus.lower(): gpu_label(d) for d, bus in device_fact(devices, "pci.bus_id")}
+
+
+def _window(facts) -> str:
+    window = fact(facts, "kernel_log.window_s")
+    span = "since boot" if window is None else f"in the last {window} s"
+    return f"{fact(facts, 'kernel_log.source')}, {span}"
+
+
+def test_no_machine_fault_xids(spec, facts, devices):
+    nvidia_only(spec, "kernel-log GPU faults (Xid; amdgpu RAS on AMD)")
+    events = newer_fact(facts, "kernel_log.xid_events")
+    names = _gpu_names(devices)
+    faults, apps = defaultdict(int), defaultdict(int)
+    for i in range(len(events)):
+        xid = lookup(fact(facts, f"kernel_log.xid_events.{i}.code"))
+        bus = fact(facts, f"kernel_log.xid_events.{i}.bus_id")
+        where = names.get(bus.lower(), f"PCI {bus} (no GPU NVML sees)")
+        (apps if xid.cause == "application" else faults)[(xid, where)] += 1
+    app_note = "; ".join(f"Xid {x.code} x{n} on {w}" for (x, w), n in apps.items())
+    if app_note:
+        warnings.warn(f"application-caused Xid events (no machine fault): {app_note}", stacklevel=1)
+    found = [
+        f"Xid {x.code} x{n} on {where}: {x.meaning} ({x.cause} fault). To do: {x.action}"
+        for (x, where), n in faults.items()
+    ]
+    assert not found, (
+        f"the kernel log ({_window(facts)}) has GPU fault events: {' | '.join(found)}."
+        + (f" Also seen, caused by applications and not judged: {app_note}." if app_note else "")
+        + f" Meanings: {SOURCE}."
+    )
