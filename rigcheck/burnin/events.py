@@ -1,12 +1,12 @@
-"""Xid events during the burn-in: the hook where issue 12's kernel-log probe plugs in.
+"""Xid events during the burn-in, read through the kernel-log probe (rigcheck/facts/xid.py).
 
 `read_xid_events(start, end)` returns the Xid events logged between two wall-clock times as
 [{"t_s": seconds after start, "code": 79, "device": "0000:5d:00.0", "text": ...}], or an error
-record {"error": why} when the log cannot be read. Until a kernel-log reader exists, it returns
-an error record, so test_no_xid_events fails closed on GPU classes rather than passing unread.
+record {"error": why} when the log cannot be read (no root, no journal access), so
+test_no_xid_events fails closed on GPU classes rather than passing unread.
 
-To wire a reader: give `rigcheck.facts.xid` a function `xid_events(since: float) -> list[dict]`
-(wall-clock `time.time()` seconds in "time"; "code", "bus_id", "text"), or replace READER.
+The reader is `rigcheck.facts.xid.xid_events(since) -> list[dict]` (wall-clock `time.time()`
+seconds in "time"; "code", "bus_id", "text"); tests replace READER.
 """
 
 from __future__ import annotations
