@@ -14,10 +14,15 @@ from rigcheck.facts import collect_facts, load_facts
 from rigcheck.spec import load_all
 
 # Modules that add their own subcommands through add_parser(subparsers).
-SUBCOMMAND_MODULES = ["rigcheck.memory.cli", "rigcheck.reports.cli"]
+SUBCOMMAND_MODULES = ["rigcheck.memory.cli", "rigcheck.reports.cli", "rigcheck.check"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["check"]:  # every argument after it is pytest's
+        from rigcheck.check import run
+
+        return run(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

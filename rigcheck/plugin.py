@@ -14,6 +14,7 @@ import pytest
 from rigcheck.detect import describe_devices, detect_class, identity_problems
 from rigcheck.errors import FactsError, SpecError, UnknownClassError
 from rigcheck.facts import Facts, collect_facts, load_facts
+from rigcheck.layout import SUITES_DIR
 from rigcheck.spec import Spec, load_all
 
 # Each area's own plugin (options, fixtures, hooks), loaded with this one.
@@ -24,7 +25,6 @@ pytest_plugins = [
     "rigcheck.distributed.plugin",
 ]
 
-SUITES_DIR = Path(__file__).resolve().parent.parent / "suites"
 SUITE_MARKERS = {
     "facts": "fact checks: what the machine is (fast, no kernels beyond smoke tests)",
     "perf": "measurements: throughput judged against the class's figures",

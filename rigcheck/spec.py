@@ -12,8 +12,8 @@ import jsonschema
 
 from rigcheck.errors import SpecError, UnknownClassError
 from rigcheck.jsonfile import read_json
+from rigcheck.layout import SPEC_DIR
 
-SPEC_DIR = Path(__file__).resolve().parent.parent / "expected"
 SCHEMA_FILE = SPEC_DIR / "spec.schema.json"  # the schema always comes from the checkout
 GIB = 2**30
 

@@ -17,6 +17,7 @@ import rigcheck
 from rigcheck.errors import RigcheckError
 from rigcheck.facts.probe import ERROR_KEY, is_error
 from rigcheck.jsonfile import read_json
+from rigcheck.layout import ROOT_DIR
 from rigcheck.reports.masking import masked, secrets_in
 from rigcheck.reports.outcome import OUTCOMES
 from rigcheck.spec import Spec
@@ -108,7 +109,7 @@ def class_entry(target: Any) -> dict[str, Any]:
 
 def _shown_path(path: Path) -> str:
     """expected/h100.json for the checkout's own specs; the full path for a private set."""
-    root = Path(rigcheck.__file__).resolve().parent.parent
+    root = ROOT_DIR
     try:
         return str(Path(path).resolve().relative_to(root))
     except ValueError:

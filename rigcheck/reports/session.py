@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from rigcheck.check import command_line as check_command_line
 from rigcheck.plugin import SUITES_DIR, is_suite_item, resolve_target
 from rigcheck.reports import certificate as cert
 from rigcheck.reports.html import write_html
@@ -205,7 +206,7 @@ class ReportSession:
         args = self.config.invocation_params.args
         return {
             "id": self.run_dir.name,
-            "command_line": shlex.join(["pytest", *args]),
+            "command_line": check_command_line() or shlex.join(["pytest", *args]),
             "args": list(args),
             "cwd": str(self.config.invocation_params.dir),
             "started_at": _iso(self.started_at),
@@ -219,7 +220,7 @@ class ReportSession:
         for --benchmark-compare is rigcheck.measure.plugin's), unless --benchmark-json chose."""
         bench = getattr(self.config, "_benchmarksession", None)
         if bench is not None and any(bench.benchmarks) and not bench.json:
-            bench.json = self.run_dir / BENCHMARK
+            bench.json = BenchmarkJson(self.run_dir / BENCHMARK)
 
     def _mask_junit(self) -> None:
         path = self.run_dir / JUNIT
@@ -247,6 +248,28 @@ class ReportSession:
     def _is_suite_id(self, nodeid: str) -> bool:
         path = (self.config.rootpath / nodeid.split("::")[0]).resolve()
         return SUITES_DIR in path.parents
+
+
+class BenchmarkJson:
+    """benchmark.json as pytest-benchmark's --benchmark-json value, for every version rigcheck
+    allows: up to 5.2 it is an open file (`with json as fh`), from 5.3 a path (`open(json)`)."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._file = None
+
+    def __fspath__(self) -> str:
+        return str(self.path)
+
+    def __str__(self) -> str:
+        return str(self.path)
+
+    def __enter__(self):
+        self._file = open(self.path, "wb")  # noqa: SIM115 - closed in __exit__
+        return self._file
+
+    def __exit__(self, *exc: object) -> None:
+        self._file.close()
 
 
 def device_label(params: str, figure: str) -> str | None:

@@ -1,0 +1,92 @@
+"""The wheel carries the suites and spec files, and `rigcheck check` is `pytest -m CLASS`."""
+
+from __future__ import annotations
+
+import configparser
+import shlex
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+import tomllib
+
+from rigcheck import check, layout
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_clone_layout_finds_suites_and_specs_beside_the_package():
+    assert layout.SUITES_DIR == ROOT / "suites"
+    assert layout.SPEC_DIR == ROOT / "expected"
+    assert layout.ROOT_DIR == ROOT and not layout.INSTALLED
+
+
+def test_check_ini_says_what_pyproject_says_plus_the_plugin():
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]
+    ini = configparser.ConfigParser()
+    ini.read(layout.CHECK_INI)
+    clone = shlex.split(pyproject["ini_options"]["addopts"])
+    packaged = shlex.split(ini["pytest"]["addopts"])
+    self_tests_only = ["-p", "pytester"]
+    assert [a for a in clone if a not in self_tests_only] == [
+        a for a in packaged if a not in ("-p", "rigcheck.plugin")
+    ]
+    assert "rigcheck.plugin" in packaged
+    assert ini["pytest"]["xfail_strict"] == str(pyproject["ini_options"]["xfail_strict"]).lower()
+
+
+@pytest.mark.parametrize(
+    ("argv", "marker"),
+    [(["cpu"], ["-m", "cpu"]), (["-q"], []), (["h100", "-k", "x"], ["-m", "h100"])],
+)
+def test_check_runs_pytest_on_the_suites_with_the_class_as_marker(argv, marker):
+    args = check.pytest_args(argv)
+    suites = args.index(str(layout.SUITES_DIR))
+    assert args[suites + 1 : suites + 1 + len(marker)] == marker
+    assert args[args.index("--rootdir") + 1] == str(layout.ROOT_DIR)
+    assert args[-1] == argv[-1] or not marker
+
+
+def test_wheel_ships_every_suite_and_spec_file(tmp_path):
+    # Built from a copy: setuptools' build/ folder in the checkout could hold stale files.
+    source = tmp_path / "src"
+    for name in ("pyproject.toml", "setup.py", "README.md"):
+        copy(ROOT / name, source / name)
+    for name in ("rigcheck", "suites", "expected"):
+        shutil.copytree(ROOT / name, source / name, ignore=shutil.ignore_patterns("__pycache__"))
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            str(source),
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path),
+        ],
+        check=True,
+        cwd=tmp_path,
+        capture_output=True,
+    )
+    (wheel,) = tmp_path.glob("rigcheck-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    wanted = [f"rigcheck/{p.relative_to(ROOT)}" for p in (ROOT / "suites").rglob("*.py")]
+    wanted += [f"rigcheck/{p.relative_to(ROOT)}" for p in (ROOT / "expected").glob("*.json")]
+    wanted += ["rigcheck/check.ini", "rigcheck/facts/facts.schema.json"]
+    assert [w for w in wanted if w not in names] == []
+    entry_points = zipfile.ZipFile(wheel).read(
+        next(n for n in names if n.endswith("entry_points.txt"))
+    )
+    assert b"rigcheck = rigcheck.cli:main" in entry_points
+    assert b"rigcheck-hint = rigcheck.hint" in entry_points
+
+
+def copy(src: Path, dst: Path) -> None:
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(src, dst)
