@@ -43,6 +43,9 @@ SOFTWARE_FACTS = {
 TOOLS = ("pytest", "pytest-benchmark", "nvidia-ml-py", "jsonschema")
 
 
+REGRESSED = "regressed"
+
+
 class CertificateError(RigcheckError):
     """A certificate file is missing, unreadable or does not match its schema."""
 
@@ -56,6 +59,7 @@ def build_certificate(
     exit_status: int | None,
     partial_reason: str | None,
     unmask: bool = False,
+    regressions: list[dict[str, str]] | None = None,
 ) -> dict[str, Any]:
     """Assemble the certificate; serials and UUIDs masked everywhere unless `unmask`."""
     machine = target.facts.data
@@ -75,6 +79,10 @@ def build_certificate(
         "checks": checks,
         "not_run": [node_id for node_id in selected if node_id not in done],
     }
+    if regressions:  # --benchmark-compare-fail: slower than the stored run, beyond its limit
+        certificate["regressions"] = regressions
+        if certificate["verdict"] != FAIL:
+            certificate["verdict"] = REGRESSED
     return certificate if unmask else masked(certificate, secrets_in(machine))
 
 

@@ -30,8 +30,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     if hasattr(config, "workerinput"):  # xdist worker: its controller writes the reports
         return
+    from rigcheck.reports.ending import handle_sigterm, report_dir_problem
     from rigcheck.reports.session import ReportSession
 
+    chosen = config.getoption("report_dir")
+    problem = chosen and report_dir_problem(chosen)
+    if problem:
+        raise pytest.UsageError(problem)
+    handle_sigterm()
     session = ReportSession(config)
     config.stash[SESSION_KEY] = session
     config.pluginmanager.register(session, "rigcheck-reports-session")
@@ -43,6 +49,15 @@ def pytest_runtest_teardown(item: pytest.Item) -> None:
     from rigcheck.reports.junit import add_figure_properties
 
     add_figure_properties(item)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Inside pytest-benchmark's wrapper (its comparison is done) and before the terminal
+    summary: the final certificate and page, with any regression in the verdict."""
+    reports = session.config.stash.get(SESSION_KEY, None)
+    if reports is not None:
+        reports.finish(session, int(exitstatus))
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

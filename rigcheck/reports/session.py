@@ -18,6 +18,12 @@ import pytest
 from rigcheck.check import command_line as check_command_line
 from rigcheck.plugin import SUITES_DIR, is_suite_item, resolve_target
 from rigcheck.reports import certificate as cert
+from rigcheck.reports.ending import (
+    claim,
+    finish_quietly,
+    interrupt_reason,
+    take_regressions,
+)
 from rigcheck.reports.html import write_html
 from rigcheck.reports.junit import open_junit
 from rigcheck.reports.location import make_run_dir, reports_root, run_name
@@ -47,6 +53,7 @@ class ReportSession:
         self.interrupted: str | None = None
         self.owns_junit = False
         self.verdict: str | None = None
+        self.regressions: list[dict[str, str]] = []
 
     # -- deciding that this is a conformance run --------------------------------------------
 
@@ -84,7 +91,7 @@ class ReportSession:
         chosen = self.config.getoption("report_dir")
         if chosen:
             path = Path(chosen).expanduser().resolve()
-            path.mkdir(parents=True, exist_ok=True)
+            claim(path)
             return path
         return make_run_dir(reports_root(self.config.rootpath), run_name(self.started_at))
 
@@ -154,18 +161,26 @@ class ReportSession:
     # -- the end of the run ---------------------------------------------------------------------
 
     def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo) -> None:
-        if excinfo.type is KeyboardInterrupt:
-            self.interrupted = "interrupted (Ctrl-C / SIGINT)"
-        else:  # pytest's own stop: collection errors, --maxfail, pytest.exit()
-            self.interrupted = f"stopped: {excinfo.value}"
+        self.interrupted = interrupt_reason(excinfo)
+        if issubclass(excinfo.type, KeyboardInterrupt):
+            finish_quietly()
+
+    def finish(self, session: pytest.Session, exitstatus: int) -> None:
+        """The final certificate and page (rigcheck.reports.plugin calls it at sessionfinish)."""
+        if self.run_dir is None:
+            return
+        regressions = take_regressions(self.config)
+        if regressions and exitstatus == 0:  # a regression fails the run, as the docs say
+            session.exitstatus = exitstatus = 1
+        self.regressions = regressions
+        final = self._write(exitstatus, self._final_partial_reason(session))
+        write_html(self.run_dir / HTML, final)
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int):
-        """Before pytest-benchmark saves and junitxml writes: the final certificate and page."""
+        """Before pytest-benchmark saves: benchmark.json goes into the run folder."""
         if self.run_dir is not None:
             self._point_benchmark_json()
-            final = self._write(int(exitstatus), self._final_partial_reason(session))
-            write_html(self.run_dir / HTML, final)
         result = yield
         if self.owns_junit and self.run_dir is not None:
             self._mask_junit()
@@ -196,6 +211,7 @@ class ReportSession:
             exit_status=exit_status,
             partial_reason=partial_reason,
             unmask=self.config.getoption("unmask_serials"),
+            regressions=self.regressions,
         )
         cert.write_certificate(self.run_dir / cert.FILE_NAME, certificate)
         self.verdict = certificate["verdict"]
@@ -228,8 +244,13 @@ class ReportSession:
         if path.exists() and secrets and not self.config.getoption("unmask_serials"):
             cert.write_atomic(path, masked(path.read_text(encoding="utf-8"), secrets))
 
+    @pytest.hookimpl(trylast=True)  # the verdict is the last thing above pytest's counts
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.run_dir is not None:
+            for found in self.regressions:
+                terminalreporter.write_line(
+                    f"rigcheck: regressed: {found['benchmark']}: {found['reason']}", red=True
+                )
             shown = _relative(self.run_dir, self.config.invocation_params.dir)
             terminalreporter.write_sep(
                 "-", f"rigcheck: verdict {self.verdict} — report in {shown}/ (report.html)"
