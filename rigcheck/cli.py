@@ -11,6 +11,7 @@ from rigcheck import __version__
 from rigcheck.detect import describe_devices, detect_class
 from rigcheck.errors import RigcheckError
 from rigcheck.facts import collect_facts, load_facts
+from rigcheck.paths import output_problem
 from rigcheck.spec import load_all
 
 # Modules that add their own subcommands through add_parser(subparsers).
@@ -30,6 +31,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except RigcheckError as exc:
         print(f"rigcheck: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # a path that passed the checks but still cannot be read or written
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"rigcheck: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("rigcheck: interrupted", file=sys.stderr)
+        return 130
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -63,6 +71,9 @@ def run_detect(args: argparse.Namespace) -> int:
 
 
 def run_facts(args: argparse.Namespace) -> int:
+    problem = args.output and output_problem(args.output)
+    if problem:
+        raise RigcheckError(problem)
     facts = collect_facts()
     if args.output:
         facts.data["origin"]["kind"] = "recorded"

@@ -46,6 +46,7 @@ class Target:
 
 TARGET_KEY = pytest.StashKey[Target]()
 SPECS_KEY = pytest.StashKey[dict]()
+FACTS_KEY = pytest.StashKey[Facts]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -74,6 +75,22 @@ def pytest_configure(config: pytest.Config) -> None:
     for name, spec in specs.items():
         config.addinivalue_line("markers", f"{name}: check the machine against {spec.title}")
     _check_mark_expression(config, specs)
+    _check_options(config)
+
+
+MAX_GPUS = 1024  # more accelerators than any node has: a typo, not a machine
+
+
+def _check_options(config: pytest.Config) -> None:
+    """Bad options stop the run here, in one line, before any suite file is imported."""
+    gpus = config.getoption("--gpus")
+    if gpus is not None and not 1 <= gpus <= MAX_GPUS:
+        raise pytest.UsageError(
+            f"--gpus {gpus}: the number of accelerators this node must have, 1 to {MAX_GPUS} "
+            "(leave it out to use the class's count)"
+        )
+    if config.getoption("--facts"):
+        config.stash[FACTS_KEY] = _read_facts_file(config.getoption("--facts"))
 
 
 def _check_mark_expression(config: pytest.Config, specs: dict[str, Spec]) -> None:
@@ -131,13 +148,18 @@ def resolve_target(config: pytest.Config) -> Target:
 
 
 def _session_facts(config: pytest.Config) -> Facts:
-    path = config.getoption("--facts")
-    if not path:
-        return collect_facts()
+    if FACTS_KEY in config.stash:  # --facts, read at configure time
+        return config.stash[FACTS_KEY]
+    return collect_facts()
+
+
+def _read_facts_file(path: str) -> Facts:
     try:
         return load_facts(path)
     except FactsError as exc:
-        raise pytest.UsageError(str(exc)) from None
+        raise pytest.UsageError(
+            f"--facts: {exc}. Record one with `rigcheck facts -o FILE`"
+        ) from None
 
 
 def pytest_report_collectionfinish(config: pytest.Config) -> list[str]:

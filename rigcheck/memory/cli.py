@@ -26,6 +26,9 @@ from rigcheck.memory.units import parse_size
 _COUNT_SUFFIXES = {"": 1, "k": 10**3, "m": 10**6, "b": 10**9, "t": 10**12}
 
 
+MAX_PARAMS = 10**15
+
+
 def parse_count(text: str) -> int:
     """A parameter count: '6738415616', '7.5e9', '7.5B', '350M'."""
     body = text.strip().replace("_", "")
@@ -38,7 +41,16 @@ def parse_count(text: str) -> int:
         ) from None
     if value.denominator != 1 or value < 1:
         raise ConfigError(f"{text!r}: a parameter count is a whole number >= 1")
+    if value > MAX_PARAMS:  # beyond any model; far beyond, it overflows the float arithmetic
+        raise ConfigError(f"{text!r}: more parameters than any model (at most {MAX_PARAMS:.0e})")
     return int(value)
+
+
+def _positive_size(text: str) -> int:
+    size = parse_size(text)
+    if size < 1:
+        raise ConfigError(f"{text!r}: a device's memory is a size above 0, e.g. 80GiB")
+    return size
 
 
 def _argtype(parse: Callable[[str], object]) -> Callable[[str], object]:
@@ -86,7 +98,7 @@ def add_fit_arguments(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     device = parser.add_argument_group("the device").add_mutually_exclusive_group()
     device.add_argument("--device", metavar="CLASS", help="a device class from expected/")
-    device.add_argument("--vram", type=_argtype(parse_size), metavar="SIZE", help="e.g. 80GiB")
+    device.add_argument("--vram", type=_argtype(_positive_size), metavar="SIZE", help="e.g. 80GiB")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 

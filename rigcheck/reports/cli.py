@@ -7,7 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rigcheck.reports.certificate import certificate_path, load_certificate
+from rigcheck.paths import output_problem
+from rigcheck.reports.certificate import CertificateError, certificate_path, load_certificate
 from rigcheck.reports.diff import DEFAULT_NOISE, FACT, FIGURE, RUN, VERDICT, Change, compare
 
 TITLES = {RUN: "Run", FACT: "Facts", FIGURE: "Figures", VERDICT: "Verdicts"}
@@ -112,6 +113,8 @@ def _cell(value: Any) -> str:
 def run_report(args: argparse.Namespace) -> int:
     from rigcheck.reports.html import write_html
 
+    if args.output and (problem := output_problem(args.output)):
+        raise CertificateError(problem)
     certificate = load_certificate(args.path)
     output = (
         Path(args.output) if args.output else certificate_path(args.path).with_name("report.html")

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from rigcheck.paths import cannot_write_in
 from rigcheck.reports.certificate import FILE_NAME
 
 
@@ -87,7 +88,7 @@ def report_dir_problem(path: str) -> str | None:
     existing = next((p for p in [target, *target.parents] if p.exists()), None)
     if existing is None or not existing.is_dir():
         return f"--report-dir {path}: {existing} is a file, so the folder cannot be made there"
-    if not os.access(existing, os.W_OK | os.X_OK):
+    if cannot_write_in(existing):
         return f"--report-dir {path}: {existing} is not writable. Name a folder you can write"
     return None
 
