@@ -33,6 +33,7 @@ SUITE_MARKERS = {
     "slow": "checks that take more than a few seconds",
 }
 BOOLEAN_WORDS = {"and", "or", "not"}
+ROOT_CHECKS = ("test_product_matches_class", "test_torch_imports")
 
 
 @dataclass
@@ -129,6 +130,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in suite_items:
         if target.spec is not None:
             item.add_marker(target.spec.name)
+    # Root causes run first: when the machine is the wrong product or torch is unusable, the
+    # report names that before the checks that fail because of it.
+    items.sort(key=lambda item: getattr(item, "originalname", item.name) not in ROOT_CHECKS)
 
 
 def resolve_target(config: pytest.Config) -> Target:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import shlex
+import shutil
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ from rigcheck.reports.html import write_html
 from rigcheck.reports.junit import open_junit
 from rigcheck.reports.location import make_run_dir, reports_root, run_name
 from rigcheck.reports.masking import masked, secrets_in
+from rigcheck.reports.terminal import render
 from rigcheck.reports.outcome import DETAIL_CHARS, check_outcome, failure_message, with_warning
 from rigcheck.verdict import FAIL
 
@@ -54,6 +56,8 @@ class ReportSession:
         self.owns_junit = False
         self.verdict: str | None = None
         self.regressions: list[dict[str, str]] = []
+        self.final: dict[str, Any] | None = None
+        self.plan_lines: list[str] = []
 
     # -- deciding that this is a conformance run --------------------------------------------
 
@@ -116,6 +120,7 @@ class ReportSession:
         if self.run_dir is None or report.nodeid not in self.selected_ids:
             return
         self.reports[report.nodeid].append(report)
+        self._note_plan(report)
         if report.when == "teardown":
             reports = self.reports.pop(report.nodeid)
             check = self._check(reports, self.warnings.pop(report.nodeid, []))
@@ -123,6 +128,19 @@ class ReportSession:
             self.done[check["id"]] = check
             self.current = None
             self._write()
+
+    def _note_plan(self, report: pytest.TestReport) -> None:
+        """A passing --plan's headroom, for the last screen (the check records it as junit
+        properties, which the terminal would not otherwise show)."""
+        found = dict(report.user_properties)
+        if report.when == "call" and report.passed and "plan_headroom_bytes" in found:
+            from rigcheck.memory.units import format_bytes
+
+            plan = self.config.getoption("--plan", None)
+            self.plan_lines.append(
+                f"--plan {plan} fits: needs {format_bytes(found['plan_needs_bytes'])}, "
+                f"headroom {format_bytes(found['plan_headroom_bytes'])} on the fullest device"
+            )
 
     def _check(self, reports: list[pytest.TestReport], warnings: list[str]) -> dict[str, Any]:
         outcome = check_outcome(reports, warnings)
@@ -175,6 +193,7 @@ class ReportSession:
         self.regressions = regressions
         final = self._write(exitstatus, self._final_partial_reason(session))
         write_html(self.run_dir / HTML, final)
+        self.final = final
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int):
@@ -244,18 +263,34 @@ class ReportSession:
         if path.exists() and secrets and not self.config.getoption("unmask_serials"):
             cert.write_atomic(path, masked(path.read_text(encoding="utf-8"), secrets))
 
-    @pytest.hookimpl(trylast=True)  # the verdict is the last thing above pytest's counts
+    def print_verdict(self) -> None:
+        """The run's last screen, after pytest's own counts: failures table, then the verdict."""
+        terminal = self.config.pluginmanager.get_plugin("terminalreporter")
+        if self.run_dir is None or self.final is None or terminal is None:
+            return
+        width = shutil.get_terminal_size().columns
+        verbose = self.config.option.verbose > 0
+        terminal.write(render(self.final, verbose, width, terminal.hasmarkup))
+        for found in self.regressions:
+            terminal.write_line(
+                f"rigcheck: regressed: {found['benchmark']}: {found['reason']}", red=True
+            )
+        for line in self.plan_lines:
+            terminal.write_line(f"rigcheck: {line}", green=True)
+        shown = _relative(self.run_dir, self.config.invocation_params.dir)
+        s = self.final["summary"]
+        counts = f"{s['fail']} failed, {s['pass'] + s['warn']} passed, {s['skip']} not applicable"
+        color = {"pass": "green", "warn": "yellow"}.get(self.verdict, "red")
+        terminal.write_sep(
+            "=",
+            f"rigcheck: verdict {self.verdict.upper()} ({counts}) — {shown}/report.html",
+            **{color: True, "bold": True},
+        )
+
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.run_dir is not None:
-            for found in self.regressions:
-                terminalreporter.write_line(
-                    f"rigcheck: regressed: {found['benchmark']}: {found['reason']}", red=True
-                )
-            shown = _relative(self.run_dir, self.config.invocation_params.dir)
-            terminalreporter.write_sep(
-                "-", f"rigcheck: verdict {self.verdict} — report in {shown}/ (report.html)"
-            )
-        elif self.deselected:
+            return
+        if self.deselected:
             option = self.config.option
             chosen = [f"-m {option.markexpr!r}" if option.markexpr else ""]
             chosen.append(f"-k {option.keyword!r}" if option.keyword else "")
