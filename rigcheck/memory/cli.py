@@ -8,6 +8,7 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from fractions import Fraction
+from pathlib import Path
 from typing import NoReturn
 
 from rigcheck.errors import RigcheckError
@@ -22,11 +23,13 @@ from rigcheck.memory.precision import PRECISIONS
 from rigcheck.memory.presets import PRESETS, preset
 from rigcheck.memory.report import print_table
 from rigcheck.memory.units import parse_size
+from rigcheck.paths import output_problem
 
 _COUNT_SUFFIXES = {"": 1, "k": 10**3, "m": 10**6, "b": 10**9, "t": 10**12}
 
 
 MAX_PARAMS = 10**15
+NOT_JOB = ("func", "json", "command", "output")  # options of the command, not of the job
 
 
 def parse_count(text: str) -> int:
@@ -143,7 +146,7 @@ def fit_report(args: argparse.Namespace, job: Job, result: Estimate, device: int
     out.update(device_bytes=device, fits=result.total_bytes <= device)
     out["headroom_bytes"] = device - result.total_bytes
     out["convention"] = PRECISIONS[job.precision].convention
-    out["job"] = {k: v for k, v in vars(args).items() if k not in ("func", "json")}
+    out["job"] = {k: v for k, v in vars(args).items() if k not in NOT_JOB}
     if isinstance(job.lora_targets, tuple):
         out["job"]["lora_targets"] = list(job.lora_targets)
     return out
@@ -152,12 +155,20 @@ def fit_report(args: argparse.Namespace, job: Job, result: Estimate, device: int
 def run_fit(args: argparse.Namespace) -> int:
     """Estimate, print, and exit 0 (fits), 1 (does not fit) or 2 (bad input)."""
     try:
+        if args.output and (problem := output_problem(args.output)):
+            raise ConfigError(problem)
         job = job_from_args(args)
         device = device_bytes(args)
         report = fit_report(args, job, estimate(job), device)
     except RigcheckError as exc:  # ConfigError, and the spec's UnknownClassError or SpecError
         print(f"rigcheck fit: error: {exc}", file=sys.stderr)
         return 2
+    if args.output:  # the plan file `pytest --plan` reads: this job's options
+        Path(args.output).write_text(json.dumps(report["job"], indent=2) + "\n")
+        print(
+            f"wrote {args.output}: check it with pytest -m CLASS --plan={args.output}",
+            file=sys.stderr,
+        )
     if args.json:
         print(json.dumps(report))
     else:
@@ -174,6 +185,9 @@ def add_parser(subparsers: "argparse._SubParsersAction") -> argparse.ArgumentPar
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_fit_arguments(parser)
+    parser.add_argument(
+        "-o", "--output", metavar="FILE", help="also write the job as a --plan file"
+    )
     parser.set_defaults(func=run_fit)
     parser.error = _one_line_error(parser)  # the usage block would bury the one line that matters
     return parser
