@@ -66,7 +66,7 @@ def run_detect(args: argparse.Namespace) -> int:
         return 1
     print(name)
     print(f"  {how}", file=sys.stderr)
-    print(f"  check it with: pytest -m {name}", file=sys.stderr)
+    print(f"  check it with: rigcheck check {name} (in a clone: pytest -m {name})", file=sys.stderr)
     return 0
 
 
