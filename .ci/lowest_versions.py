@@ -3,7 +3,6 @@ pyproject.toml allows (`pytest>=8.1` -> `pytest==8.1`): what `tox -e oldest` ins
 
 import re
 import sys
-import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -16,9 +15,16 @@ def lowest(requirement: str) -> str:
     return f"{match[1]}=={match[2]}"
 
 
+def dependencies(pyproject: str) -> list[str]:
+    """[project] dependencies (tomllib is 3.11+; rigcheck runs on 3.10 too)."""
+    block = re.search(r"^dependencies = \[(.*?)^\]", pyproject, re.S | re.M)
+    if block is None:
+        raise SystemExit("pyproject.toml: no [project] dependencies list")
+    return re.findall(r'^\s*"([^"]+)"', block[1], re.M)
+
+
 def main() -> None:
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    lines = [lowest(r) for r in project["dependencies"]]
+    lines = [lowest(r) for r in dependencies((ROOT / "pyproject.toml").read_text())]
     Path(sys.argv[1]).write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
