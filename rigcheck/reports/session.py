@@ -191,7 +191,10 @@ class ReportSession:
         if regressions and exitstatus == 0:  # a regression fails the run, as the docs say
             session.exitstatus = exitstatus = 1
         self.regressions = regressions
-        final = self._write(exitstatus, self._final_partial_reason(session))
+        reason = self._final_partial_reason(session)
+        if reason and exitstatus == pytest.ExitCode.INTERNAL_ERROR:
+            reason = f"crashed: internal error in pytest or a plugin, {reason}"
+        final = self._write(exitstatus, reason)
         write_html(self.run_dir / HTML, final)
         self.final = final
 

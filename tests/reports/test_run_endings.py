@@ -77,3 +77,14 @@ def test_compare_fail_with_nothing_stored_is_disarmed_not_a_usage_error_at_the_e
     bench = fake_benchmark_session([], compared=False)
     assert ending.take_regressions(SimpleNamespace(_benchmarksession=bench)) == []
     assert bench.compare_fail == []
+
+
+def test_a_crash_ends_with_exit_3_and_every_report(tmp_path, cpu_snapshot):
+    out = tmp_path / "report"
+    run = run_suites(tmp_path, "-m", "cpu", f"--facts={cpu_snapshot}", f"--report-dir={out}",
+                     "-p", "crash_run")  # fmt: skip
+    assert run.returncode == pytest.ExitCode.INTERNAL_ERROR, run.stdout
+    certificate = load_certificate(out)
+    assert certificate["exit_status"] == 3 and certificate["verdict"] == "incomplete"
+    assert certificate["partial_reason"].startswith("crashed: internal error")
+    assert (out / "junit.xml").exists() and (out / "report.html").exists()
