@@ -110,3 +110,36 @@ def setuptools_version() -> str:
 def copy(src: Path, dst: Path) -> None:
     dst.parent.mkdir(parents=True, exist_ok=True)
     shutil.copy(src, dst)
+
+
+def test_outside_a_clone_pytest_m_class_points_to_rigcheck_check(pytester):
+    result = pytester.runpytest_inprocess("-p", "rigcheck.hint", "-m", "cpu")
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    result.stdout.fnmatch_lines(["*To check this machine from any directory: rigcheck check cpu*"])
+
+
+def test_the_hint_is_silent_for_other_projects(pytester):
+    pytester.makepyfile("def test_x():\n    pass\n")
+    result = pytester.runpytest_inprocess("-p", "rigcheck.hint", "-m", "slow")
+    assert "rigcheck" not in result.stdout.str()
+
+
+def test_benchmark_json_is_a_file_for_old_pytest_benchmark_and_a_path_for_new(tmp_path):
+    from rigcheck.reports.session import BenchmarkJson
+
+    target = BenchmarkJson(tmp_path / "benchmark.json")
+    with target as fh:  # pytest-benchmark up to 5.2: `with self.json as fh`
+        fh.write(b"{}")
+    with open(target, "wb") as fh:  # from 5.3: `open(self.json, "wb")`
+        fh.write(b"[]")
+    assert (tmp_path / "benchmark.json").read_bytes() == b"[]"
+    assert str(target) == str(tmp_path / "benchmark.json")
+
+
+def test_a_live_run_does_not_blame_an_old_snapshot_for_a_missing_fact():
+    from rigcheck.errors import FactUnavailable
+    from rigcheck.facts import Facts
+
+    for kind, words in (("live", "no probe"), ("recorded", "older rigcheck")):
+        with pytest.raises(FactUnavailable, match=words):
+            Facts({"origin": {"kind": kind}}).get("host.cpu.model")

@@ -88,3 +88,36 @@ def test_a_crash_ends_with_exit_3_and_every_report(tmp_path, cpu_snapshot):
     assert certificate["exit_status"] == 3 and certificate["verdict"] == "incomplete"
     assert certificate["partial_reason"].startswith("crashed: internal error")
     assert (out / "junit.xml").exists() and (out / "report.html").exists()
+
+
+def test_a_real_regression_is_exit_1_and_verdict_regressed(tmp_path):
+    """Two live cpu matmul runs; the stored one is made 1000x faster, so the second regressed."""
+    args = ["-m", "cpu and perf", "-k", "test_matmul_tflops and fp32"]
+    first = run_suites(tmp_path, *args, RIGCHECK_REPORT_DIR=str(tmp_path / "r"))
+    assert first.returncode == 0, first.stdout
+    (stored,) = (tmp_path / "r" / "benchmarks").rglob("0001_*.json")
+    data = json.loads(stored.read_text())
+    for bench in data["benchmarks"]:
+        bench["stats"] = {k: v / 1000 if isinstance(v, float) else v for k, v in bench["stats"].items()}
+    stored.write_text(json.dumps(data))
+    out = tmp_path / "second"
+    second = run_suites(tmp_path, *args, "--benchmark-compare=0001",
+                        "--benchmark-compare-fail=mean:10%", f"--report-dir={out}",
+                        RIGCHECK_REPORT_DIR=str(tmp_path / "r"))  # fmt: skip
+    assert second.returncode == 1, second.stdout + second.stderr
+    assert "Traceback" not in second.stdout + second.stderr
+    certificate = load_certificate(out)
+    assert certificate["verdict"] == "regressed" and certificate["exit_status"] == 1
+    assert "test_matmul_tflops[cpu-fp32]" in certificate["regressions"][0]["benchmark"]
+    assert "rigcheck: regressed: test_matmul_tflops[cpu-fp32]" in second.stdout
+    assert (out / "benchmark.json").exists() and (out / "junit.xml").exists()
+
+
+def test_a_passing_plan_prints_its_headroom(tmp_path, cpu_snapshot):
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps({"model": "gpt2", "method": "lora", "batch": 1, "seq": 128}))
+    run = run_suites(tmp_path, "-m", "cpu and memory", f"--facts={cpu_snapshot}", f"--plan={plan}",
+                     f"--report-dir={tmp_path / 'out'}")  # fmt: skip
+    assert run.returncode == 0, run.stdout
+    assert f"rigcheck: --plan {plan} fits: needs" in run.stdout and "headroom" in run.stdout
+    assert run.stdout.strip().splitlines()[-1].startswith("= rigcheck: verdict PASS")
