@@ -23,16 +23,40 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM (a batch scheduler's stop, `kill`): ended like Ctrl-C, exit 2, reports written."""
 
 
-def handle_sigterm() -> None:
-    """Turn SIGTERM into Terminated, unless someone else already handles it."""
-    if threading.current_thread() is not threading.main_thread():
-        return
-    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
-        signal.signal(signal.SIGTERM, _raise_terminated)
+class Interrupts:
+    """The first Ctrl-C (SIGINT) or SIGTERM stops the run as KeyboardInterrupt / Terminated;
+    every later one is ignored, so it cannot cut the reports, pytest's summary or its cleanup
+    short and end in a raw traceback (exit 130). kill -9 still forces.
 
+    Installed for the session only where Python's own handlers are in place (main thread), and
+    put back at the end unless the run was interrupted (then the process is about to exit)."""
 
-def _raise_terminated(signum: int, frame: Any) -> None:
-    raise Terminated("terminated (SIGTERM)")
+    def __init__(self) -> None:
+        self.previous: dict[int, Any] = {}
+        self.fired = False
+
+    def install(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return
+        mine = {signal.SIGINT: signal.default_int_handler, signal.SIGTERM: signal.SIG_DFL}
+        for sig, python_default in mine.items():
+            if signal.getsignal(sig) is python_default:
+                self.previous[sig] = signal.signal(sig, self._stop)
+
+    def _stop(self, signum: int, frame: Any) -> None:
+        for sig in self.previous:
+            signal.signal(sig, signal.SIG_IGN)
+        self.fired = True
+        sys.stderr.write("\nrigcheck: stopping (another Ctrl-C is ignored; kill -9 forces)\n")
+        if signum == signal.SIGTERM:
+            raise Terminated("terminated (SIGTERM)")
+        raise KeyboardInterrupt
+
+    def uninstall(self) -> None:
+        if not self.fired:
+            for sig, handler in self.previous.items():
+                signal.signal(sig, handler)
+        self.previous = {}
 
 
 def interrupt_reason(excinfo: pytest.ExceptionInfo) -> str:
@@ -41,18 +65,6 @@ def interrupt_reason(excinfo: pytest.ExceptionInfo) -> str:
     if issubclass(excinfo.type, KeyboardInterrupt):
         return "interrupted (Ctrl-C / SIGINT)"
     return f"stopped: {excinfo.value}"  # pytest's own stop: collection errors, pytest.exit()
-
-
-def finish_quietly() -> None:
-    """After the first interrupt the reports are being written: a second Ctrl-C or SIGTERM
-    would only cut them short and end in a raw traceback (exit 130), so both are ignored."""
-    if threading.current_thread() is not threading.main_thread():
-        return
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, signal.SIG_IGN)
-    sys.stderr.write(
-        "\nrigcheck: stopping; writing the reports (another Ctrl-C is ignored, kill -9 forces)\n"
-    )
 
 
 def take_regressions(config: pytest.Config) -> list[dict[str, str]]:

@@ -10,6 +10,7 @@ import pytest
 from rigcheck.reports.location import ROOT_ENV
 
 SESSION_KEY = pytest.StashKey["object"]()
+INTERRUPTS_KEY = pytest.StashKey["object"]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -30,14 +31,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     if hasattr(config, "workerinput"):  # xdist worker: its controller writes the reports
         return
-    from rigcheck.reports.ending import handle_sigterm, report_dir_problem
+    from rigcheck.reports.ending import Interrupts, report_dir_problem
     from rigcheck.reports.session import ReportSession
 
     chosen = config.getoption("report_dir")
     problem = chosen and report_dir_problem(chosen)
     if problem:
         raise pytest.UsageError(problem)
-    handle_sigterm()
+    interrupts = Interrupts()
+    interrupts.install()
+    config.stash[INTERRUPTS_KEY] = interrupts
     session = ReportSession(config)
     config.stash[SESSION_KEY] = session
     config.pluginmanager.register(session, "rigcheck-reports-session")
@@ -61,6 +64,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    interrupts = config.stash.get(INTERRUPTS_KEY, None)
+    if interrupts is not None:
+        interrupts.uninstall()
     session = config.stash.get(SESSION_KEY, None)
     if session is not None:
         session.print_verdict()  # last, after pytest's own summary: the run ends with it

@@ -21,7 +21,6 @@ from rigcheck.plugin import SUITES_DIR, is_suite_item, resolve_target
 from rigcheck.reports import certificate as cert
 from rigcheck.reports.ending import (
     claim,
-    finish_quietly,
     interrupt_reason,
     take_regressions,
 )
@@ -180,8 +179,6 @@ class ReportSession:
 
     def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo) -> None:
         self.interrupted = interrupt_reason(excinfo)
-        if issubclass(excinfo.type, KeyboardInterrupt):
-            finish_quietly()
 
     def finish(self, session: pytest.Session, exitstatus: int) -> None:
         """The final certificate and page (rigcheck.reports.plugin calls it at sessionfinish)."""
