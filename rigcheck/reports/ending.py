@@ -46,8 +46,7 @@ class Interrupts:
     def _stop(self, signum: int, frame: Any) -> None:
         for sig in self.previous:
             signal.signal(sig, signal.SIG_IGN)
-        self.fired = True
-        sys.stderr.write("\nrigcheck: stopping (another Ctrl-C is ignored; kill -9 forces)\n")
+        self.fired = True  # rigcheck.reports.session says so once pytest has the interrupt
         if signum == signal.SIGTERM:
             raise Terminated("terminated (SIGTERM)")
         raise KeyboardInterrupt

@@ -179,6 +179,13 @@ class ReportSession:
 
     def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo) -> None:
         self.interrupted = interrupt_reason(excinfo)
+        terminal = self.config.pluginmanager.get_plugin("terminalreporter")
+        if terminal is not None and issubclass(excinfo.type, KeyboardInterrupt):
+            terminal.write_line(
+                f"rigcheck: {self.interrupted}: writing the reports "
+                "(another Ctrl-C is ignored; kill -9 forces)",
+                yellow=True,
+            )
 
     def finish(self, session: pytest.Session, exitstatus: int) -> None:
         """The final certificate and page (rigcheck.reports.plugin calls it at sessionfinish)."""

@@ -3,6 +3,7 @@
 import json
 import signal
 import subprocess
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -121,3 +122,16 @@ def test_a_passing_plan_prints_its_headroom(tmp_path, cpu_snapshot):
     assert run.returncode == 0, run.stdout
     assert f"rigcheck: --plan {plan} fits: needs" in run.stdout and "headroom" in run.stdout
     assert run.stdout.strip().splitlines()[-1].startswith("= rigcheck: verdict PASS")
+
+
+def test_a_burst_of_ctrl_c_still_ends_cleanly_with_exit_2(tmp_path, cpu_snapshot):
+    proc, out, _ = start_paused_run(tmp_path, cpu_snapshot, pause_at=3)
+    for _ in range(8):  # an impatient user: the later ones land in the report writing/cleanup
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+        time.sleep(0.05)
+    output = proc.communicate(timeout=60)[0]
+    assert proc.returncode == pytest.ExitCode.INTERRUPTED, output
+    assert "Traceback" not in output and "another Ctrl-C is ignored" in output
+    assert load_certificate(out)["exit_status"] == 2
+    assert (out / "junit.xml").exists() and (out / "report.html").exists()
