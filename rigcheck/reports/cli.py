@@ -102,7 +102,13 @@ def _table(title: str, rows: list[Change]):
     for column in ("", "what", "A", "B", "note"):
         table.add_column(column, overflow="fold")
     for change in rows:
-        mark = "[green]+[/green]" if change.better else "[red]≠[/red]" if change.matters else "[dim]~[/dim]"
+        mark = (
+            "[green]+[/green]"
+            if change.better
+            else "[red]≠[/red]"
+            if change.matters
+            else "[dim]~[/dim]"
+        )
         style = None if change.matters else "dim"
         cells = (change.key, change.before, change.after, change.note)
         table.add_row(mark, *(_cell(c) for c in cells), style=style)

@@ -6,9 +6,7 @@ Every way out gives the documented exit code (docs/exit-codes.md) and a full rep
 
 from __future__ import annotations
 
-import os
 import signal
-import sys
 import threading
 from pathlib import Path
 from typing import Any

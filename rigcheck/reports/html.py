@@ -127,7 +127,8 @@ def _header(c: dict[str, Any]) -> str:
 
 def _regressions(c: dict[str, Any]) -> str:
     rows = "".join(
-        f"<li>{escape(r['benchmark'])}: {escape(r['reason'])}</li>" for r in c.get("regressions", [])
+        f"<li>{escape(r['benchmark'])}: {escape(r['reason'])}</li>"
+        for r in c.get("regressions", [])
     )
     return f'<div class="partial">Slower than the stored run:<ul>{rows}</ul></div>' if rows else ""
 

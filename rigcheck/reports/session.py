@@ -28,8 +28,8 @@ from rigcheck.reports.html import write_html
 from rigcheck.reports.junit import open_junit
 from rigcheck.reports.location import make_run_dir, reports_root, run_name
 from rigcheck.reports.masking import masked, secrets_in
-from rigcheck.reports.terminal import render
 from rigcheck.reports.outcome import DETAIL_CHARS, check_outcome, failure_message, with_warning
+from rigcheck.reports.terminal import render
 from rigcheck.verdict import FAIL
 
 JUNIT, HTML, BENCHMARK = "junit.xml", "report.html", "benchmark.json"
@@ -328,7 +328,7 @@ class BenchmarkJson:
         return str(self.path)
 
     def __enter__(self):
-        self._file = open(self.path, "wb")  # noqa: SIM115 - closed in __exit__
+        self._file = open(self.path, "wb")
         return self._file
 
     def __exit__(self, *exc: object) -> None:

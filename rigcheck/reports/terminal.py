@@ -83,7 +83,12 @@ def _table(title: str, checks: list[dict], explained: dict[str, list[dict]], all
 
     for check in checks:
         style = {"fail": "red", "warn": "yellow", "skip": "dim", "xfail": "dim"}
-        row(check["name"], check.get("message") or check["outcome"], check, style.get(check["outcome"]))
+        row(
+            check["name"],
+            check.get("message") or check["outcome"],
+            check,
+            style.get(check["outcome"]),
+        )
         for dependent in explained.get(check_name(check), []):
             row(f"  {dependent['name']}", f"not judged: {check_name(check)} failed", style="dim")
     if all_checks:

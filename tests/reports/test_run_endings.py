@@ -99,7 +99,9 @@ def test_a_real_regression_is_exit_1_and_verdict_regressed(tmp_path):
     (stored,) = (tmp_path / "r" / "benchmarks").rglob("0001_*.json")
     data = json.loads(stored.read_text())
     for bench in data["benchmarks"]:
-        bench["stats"] = {k: v / 1000 if isinstance(v, float) else v for k, v in bench["stats"].items()}
+        bench["stats"] = {
+            k: v / 1000 if isinstance(v, float) else v for k, v in bench["stats"].items()
+        }
     stored.write_text(json.dumps(data))
     out = tmp_path / "second"
     second = run_suites(tmp_path, *args, "--benchmark-compare=0001",
