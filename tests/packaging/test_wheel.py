@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import configparser
+import json
+import os
 import shlex
 import shutil
 import subprocess
@@ -152,3 +154,25 @@ def test_a_live_run_does_not_blame_an_old_snapshot_for_a_missing_fact():
     for kind, words in (("live", "no probe"), ("recorded", "older rigcheck")):
         with pytest.raises(FactUnavailable, match=words):
             Facts({"origin": {"kind": kind}}).get("host.cpu.model")
+
+
+def test_rigcheck_check_gives_the_verdicts_of_pytest_m_class(tmp_path):
+    """From another folder, `rigcheck check` judges exactly as `pytest -m CLASS` in the clone."""
+    snapshot = ROOT / "fixtures" / "snapshots" / "cpu.json"
+    args = ["-m", "cpu and facts", f"--facts={snapshot}", "-p", "no:cacheprovider"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("RIGCHECK_REPORT_DIR", None)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    runs = {
+        "check": ([sys.executable, "-m", "rigcheck", "check", "cpu", *args], elsewhere),
+        "clone": ([sys.executable, "-m", "pytest", *args, f"--report-dir={tmp_path / 'c'}"], ROOT),
+    }
+    found = {}
+    for name, (argv, cwd) in runs.items():
+        done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stdout + done.stderr
+        folder = next((elsewhere / "reports").glob("2*")) if name == "check" else tmp_path / "c"
+        certificate = json.loads((folder / "certificate.json").read_text())
+        found[name] = [(c["id"], c["outcome"], c["message"]) for c in certificate["checks"]]
+    assert found["check"] == found["clone"] and found["check"]
