@@ -92,28 +92,27 @@ def test_a_crash_ends_with_exit_3_and_every_report(tmp_path, cpu_snapshot):
 
 
 def test_a_real_regression_is_exit_1_and_verdict_regressed(tmp_path):
-    """Two live cpu matmul runs; the stored one is made 1000x faster, so the second regressed."""
-    args = ["-m", "cpu and perf", "-k", "test_matmul_tflops and fp32"]
-    first = run_suites(tmp_path, *args, RIGCHECK_REPORT_DIR=str(tmp_path / "r"))
-    assert first.returncode == 0, first.stdout
-    (stored,) = (tmp_path / "r" / "benchmarks").rglob("0001_*.json")
-    data = json.loads(stored.read_text())
-    for bench in data["benchmarks"]:
-        bench["stats"] = {
-            k: v / 1000 if isinstance(v, float) else v for k, v in bench["stats"].items()
-        }
-    stored.write_text(json.dumps(data))
-    out = tmp_path / "second"
-    second = run_suites(tmp_path, *args, "--benchmark-compare=0001",
-                        "--benchmark-compare-fail=mean:10%", f"--report-dir={out}",
-                        RIGCHECK_REPORT_DIR=str(tmp_path / "r"))  # fmt: skip
-    assert second.returncode == 1, second.stdout + second.stderr
-    assert "Traceback" not in second.stdout + second.stderr
+    """One live cpu matmul run compared with a stored baseline 1000x faster than any real run
+    (fixtures/benchmark_baseline_1000x_faster.json): it regressed, by pytest-benchmark's own
+    comparison."""
+    from pytest_benchmark.utils import get_machine_id
+
+    store = tmp_path / "store"
+    baseline = Path(__file__).parents[2] / "fixtures" / "benchmark_baseline_1000x_faster.json"
+    (store / get_machine_id()).mkdir(parents=True)
+    (store / get_machine_id() / "0001_baseline.json").write_text(baseline.read_text())
+    out = tmp_path / "run"
+    run = run_suites(tmp_path, "-m", "cpu and perf", "-k", "test_matmul_tflops and fp32",
+                     f"--benchmark-storage=file://{store}", "--benchmark-compare=0001",
+                     "--benchmark-compare-fail=mean:10%", f"--report-dir={out}")  # fmt: skip
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "Traceback" not in run.stdout + run.stderr
     certificate = load_certificate(out)
     assert certificate["verdict"] == "regressed" and certificate["exit_status"] == 1
     assert "test_matmul_tflops[cpu-fp32]" in certificate["regressions"][0]["benchmark"]
-    assert "rigcheck: regressed: test_matmul_tflops[cpu-fp32]" in second.stdout
+    assert "rigcheck: regressed: test_matmul_tflops[cpu-fp32]" in run.stdout
     assert (out / "benchmark.json").exists() and (out / "junit.xml").exists()
+    assert "PERFORMANCE REGRESSED" in (out / "report.html").read_text()
 
 
 def test_a_passing_plan_prints_its_headroom(tmp_path, cpu_snapshot):
