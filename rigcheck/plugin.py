@@ -95,7 +95,9 @@ def _check_options(config: pytest.Config) -> None:
 
 
 def _check_mark_expression(config: pytest.Config, specs: dict[str, Spec]) -> None:
-    """An unknown word in -m (a typo like a1000) would select nothing: make it a usage error."""
+    """An unknown word in -m (a typo like a1000) would select nothing: make it a usage error.
+    So is an expression pytest cannot parse: said now, before any plugin creates a folder."""
+    _check_mark_syntax(config.option.markexpr)
     known = set(specs) | {line.split(":")[0].strip() for line in config.getini("markers")}
     for word in _words(config.option.markexpr):
         if word not in known:
@@ -109,6 +111,17 @@ def _check_mark_expression(config: pytest.Config, specs: dict[str, Spec]) -> Non
             f"-m {config.option.markexpr!r} names several classes ({', '.join(named)}): "
             "a run checks the machine against one class"
         )
+
+
+def _check_mark_syntax(markexpr: str) -> None:
+    try:  # pytest's own parser; private, so a pytest that moves it just skips this early check
+        from _pytest.mark.expression import Expression
+    except ImportError:
+        return
+    try:
+        Expression.compile(markexpr or "")
+    except Exception as exc:  # ParseError up to pytest 8, SyntaxError from 9
+        raise pytest.UsageError(f"-m {markexpr!r}: {exc}") from None
 
 
 def _words(markexpr: str) -> list[str]:
