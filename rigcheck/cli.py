@@ -12,13 +12,19 @@ from rigcheck.detect import describe_devices, detect_class
 from rigcheck.errors import RigcheckError
 from rigcheck.facts import collect_facts, load_facts
 from rigcheck.facts.kernel_log import WINDOW_ENV, xid_window_arg
+from rigcheck.paths import output_problem
 from rigcheck.spec import load_all
 
 # Modules that add their own subcommands through add_parser(subparsers).
-SUBCOMMAND_MODULES = ["rigcheck.memory.cli", "rigcheck.reports.cli"]
+SUBCOMMAND_MODULES = ["rigcheck.memory.cli", "rigcheck.reports.cli", "rigcheck.check"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["check"]:  # every argument after it is pytest's
+        from rigcheck.check import run
+
+        return run(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
@@ -26,6 +32,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except RigcheckError as exc:
         print(f"rigcheck: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # a path that passed the checks but still cannot be read or written
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"rigcheck: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("rigcheck: interrupted", file=sys.stderr)
+        return 130
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -60,11 +73,14 @@ def run_detect(args: argparse.Namespace) -> int:
         return 1
     print(name)
     print(f"  {how}", file=sys.stderr)
-    print(f"  check it with: pytest -m {name}", file=sys.stderr)
+    print(f"  check it with: rigcheck check {name} (in a clone: pytest -m {name})", file=sys.stderr)
     return 0
 
 
 def run_facts(args: argparse.Namespace) -> int:
+    problem = args.output and output_problem(args.output)
+    if problem:
+        raise RigcheckError(problem)
     facts = collect_facts(xid_window_s=args.xid_window)
     if args.output:
         facts.data["origin"]["kind"] = "recorded"

@@ -14,6 +14,7 @@ import pytest
 from rigcheck.detect import describe_devices, detect_class, expected_gpu_count, identity_problems
 from rigcheck.errors import FactsError, SpecError, UnknownClassError
 from rigcheck.facts import Facts, collect_facts, load_facts
+from rigcheck.layout import SUITES_DIR
 from rigcheck.spec import Spec, load_all
 
 # Each area's own plugin (options, fixtures, hooks), loaded with this one.
@@ -26,7 +27,6 @@ pytest_plugins = [
     "rigcheck.check_crash",
 ]
 
-SUITES_DIR = Path(__file__).resolve().parent.parent / "suites"
 SUITE_MARKERS = {
     "facts": "fact checks: what the machine is (fast, no kernels beyond smoke tests)",
     "perf": "measurements: throughput judged against the class's figures",
@@ -35,6 +35,7 @@ SUITE_MARKERS = {
     "slow": "checks that take more than a few seconds",
 }
 BOOLEAN_WORDS = {"and", "or", "not"}
+ROOT_CHECKS = ("test_product_matches_class", "test_torch_imports")
 
 
 @dataclass
@@ -48,6 +49,7 @@ class Target:
 
 TARGET_KEY = pytest.StashKey[Target]()
 SPECS_KEY = pytest.StashKey[dict]()
+FACTS_KEY = pytest.StashKey[Facts]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -76,10 +78,28 @@ def pytest_configure(config: pytest.Config) -> None:
     for name, spec in specs.items():
         config.addinivalue_line("markers", f"{name}: check the machine against {spec.title}")
     _check_mark_expression(config, specs)
+    _check_options(config)
+
+
+MAX_GPUS = 1024  # more accelerators than any node has: a typo, not a machine
+
+
+def _check_options(config: pytest.Config) -> None:
+    """Bad options stop the run here, in one line, before any suite file is imported."""
+    gpus = config.getoption("--gpus")
+    if gpus is not None and not 1 <= gpus <= MAX_GPUS:
+        raise pytest.UsageError(
+            f"--gpus {gpus}: the number of accelerators this node must have, 1 to {MAX_GPUS} "
+            "(leave it out to use the class's count)"
+        )
+    if config.getoption("--facts"):
+        config.stash[FACTS_KEY] = _read_facts_file(config.getoption("--facts"))
 
 
 def _check_mark_expression(config: pytest.Config, specs: dict[str, Spec]) -> None:
-    """An unknown word in -m (a typo like a1000) would select nothing: make it a usage error."""
+    """An unknown word in -m (a typo like a1000) would select nothing: make it a usage error.
+    So is an expression pytest cannot parse: said now, before any plugin creates a folder."""
+    _check_mark_syntax(config.option.markexpr)
     known = set(specs) | {line.split(":")[0].strip() for line in config.getini("markers")}
     for word in _words(config.option.markexpr):
         if word not in known:
@@ -93,6 +113,17 @@ def _check_mark_expression(config: pytest.Config, specs: dict[str, Spec]) -> Non
             f"-m {config.option.markexpr!r} names several classes ({', '.join(named)}): "
             "a run checks the machine against one class"
         )
+
+
+def _check_mark_syntax(markexpr: str) -> None:
+    try:  # pytest's own parser; private, so a pytest that moves it just skips this early check
+        from _pytest.mark.expression import Expression
+    except ImportError:
+        return
+    try:
+        Expression.compile(markexpr or "")
+    except Exception as exc:  # ParseError up to pytest 8, SyntaxError from 9
+        raise pytest.UsageError(f"-m {markexpr!r}: {exc}") from None
 
 
 def _words(markexpr: str) -> list[str]:
@@ -114,6 +145,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in suite_items:
         if target.spec is not None:
             item.add_marker(target.spec.name)
+    # Root causes run first: when the machine is the wrong product or torch is unusable, the
+    # report names that before the checks that fail because of it.
+    items.sort(key=lambda item: getattr(item, "originalname", item.name) not in ROOT_CHECKS)
 
 
 def resolve_target(config: pytest.Config) -> Target:
@@ -133,13 +167,18 @@ def resolve_target(config: pytest.Config) -> Target:
 
 
 def _session_facts(config: pytest.Config) -> Facts:
-    path = config.getoption("--facts")
-    if not path:
-        return collect_facts()
+    if FACTS_KEY in config.stash:  # --facts, read at configure time
+        return config.stash[FACTS_KEY]
+    return collect_facts()
+
+
+def _read_facts_file(path: str) -> Facts:
     try:
         return load_facts(path)
     except FactsError as exc:
-        raise pytest.UsageError(str(exc)) from None
+        raise pytest.UsageError(
+            f"--facts: {exc}. Record one with `rigcheck facts -o FILE`"
+        ) from None
 
 
 def pytest_report_collectionfinish(config: pytest.Config) -> list[str]:

@@ -11,6 +11,7 @@ from typing import Any
 import jsonschema
 
 from rigcheck.errors import SpecError, UnknownClassError
+from rigcheck.layout import SPEC_DIR
 from rigcheck.spec_meaning import (
     SpecFileUnreadable,
     meaning_problems,
@@ -18,7 +19,6 @@ from rigcheck.spec_meaning import (
     read_strict,
 )
 
-SPEC_DIR = Path(__file__).resolve().parent.parent / "expected"
 SCHEMA_FILE = SPEC_DIR / "spec.schema.json"  # the schema always comes from the checkout
 GIB = 2**30
 

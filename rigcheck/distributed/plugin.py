@@ -6,6 +6,7 @@ job read back with --collectives=PATH. Imports nothing heavy: torch lives in the
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from pathlib import Path
 
@@ -52,6 +53,14 @@ def pytest_configure(config: pytest.Config) -> None:
     path = config.getoption("--collectives")
     if path and not Path(path).exists():
         raise pytest.UsageError(f"--collectives={path}: no such file or folder")
+    timeout = config.getoption("--collective-timeout")
+    if timeout is not None and not (math.isfinite(timeout) and timeout > 0):
+        raise pytest.UsageError(
+            f"--collective-timeout {timeout}: a number of seconds above 0, e.g. 600"
+        )
+    size = config.getoption("--collective-bytes")
+    if size is not None and size < 1:
+        raise pytest.UsageError(f"--collective-bytes {size}: a size above 0, e.g. 1GiB")
 
 
 def pytest_report_collectionfinish(config: pytest.Config) -> list[str]:

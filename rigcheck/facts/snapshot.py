@@ -40,10 +40,16 @@ class Facts:
             prefix = ".".join(parts[:end])
             value = self.find(prefix, default=_MISSING)
             if value is _MISSING:
-                raise FactUnavailable(path, "not in the snapshot (recorded by an older rigcheck?)")
+                raise FactUnavailable(path, self.missing_reason())
             if is_error(value):
                 raise FactUnavailable(prefix, value[ERROR_KEY])
         return value
+
+    def missing_reason(self) -> str:
+        """Why a fact is absent: a recorded file may predate it; a live run has no such excuse."""
+        if self.origin.get("kind") == "live":
+            return "no probe on this machine recorded it (a rigcheck bug: please report it)"
+        return "not in the snapshot (recorded by an older rigcheck?)"
 
     def find(self, path: str, default: Any = None) -> Any:
         """The raw value at a dotted path (possibly an error record), or `default`."""

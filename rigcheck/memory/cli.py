@@ -8,6 +8,7 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from fractions import Fraction
+from pathlib import Path
 from typing import NoReturn
 
 from rigcheck.errors import RigcheckError
@@ -25,8 +26,13 @@ from rigcheck.memory.precision import PRECISIONS
 from rigcheck.memory.presets import PRESETS, preset
 from rigcheck.memory.report import print_table
 from rigcheck.memory.units import parse_size
+from rigcheck.paths import output_problem
 
 _COUNT_SUFFIXES = {"": 1, "k": 10**3, "m": 10**6, "b": 10**9, "t": 10**12}
+
+
+MAX_PARAMS = 10**15
+NOT_JOB = ("func", "json", "command", "output")  # options of the command, not of the job
 
 
 def parse_count(text: str) -> int:
@@ -41,7 +47,16 @@ def parse_count(text: str) -> int:
         ) from None
     if value.denominator != 1 or value < 1:
         raise ConfigError(f"{text!r}: a parameter count is a whole number >= 1")
+    if value > MAX_PARAMS:  # beyond any model; far beyond, it overflows the float arithmetic
+        raise ConfigError(f"{text!r}: more parameters than any model (at most {MAX_PARAMS:.0e})")
     return int(value)
+
+
+def _positive_size(text: str) -> int:
+    size = parse_size(text)
+    if size < 1:
+        raise ConfigError(f"{text!r}: a device's memory is a size above 0, e.g. 80GiB")
+    return size
 
 
 def _argtype(parse: Callable[[str], object]) -> Callable[[str], object]:
@@ -116,7 +131,7 @@ def add_fit_arguments(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     device = parser.add_argument_group("the device").add_mutually_exclusive_group()
     device.add_argument("--device", metavar="CLASS", help="a device class from expected/")
-    device.add_argument("--vram", type=_argtype(parse_size), metavar="SIZE", help="e.g. 80GiB")
+    device.add_argument("--vram", type=_argtype(_positive_size), metavar="SIZE", help="e.g. 80GiB")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -213,7 +228,7 @@ def fit_report(args: argparse.Namespace, job: Job, result: Estimate, device: int
             + (f", {job.block_size}-token blocks" if job.engine == "vllm" else "")
         )
     out["dp"] = job.dp
-    out["job"] = {k: v for k, v in vars(args).items() if k not in ("func", "json")}
+    out["job"] = {k: v for k, v in vars(args).items() if k not in NOT_JOB}
     if isinstance(job.lora_targets, tuple):
         out["job"]["lora_targets"] = list(job.lora_targets)
     return out
@@ -222,12 +237,20 @@ def fit_report(args: argparse.Namespace, job: Job, result: Estimate, device: int
 def run_fit(args: argparse.Namespace) -> int:
     """Estimate, print, and exit 0 (fits), 1 (does not fit) or 2 (bad input)."""
     try:
+        if args.output and (problem := output_problem(args.output)):
+            raise ConfigError(problem)
         job = job_from_args(args)
         device = device_bytes(args)
         report = fit_report(args, job, estimate(job), device)
     except RigcheckError as exc:  # ConfigError, and the spec's UnknownClassError or SpecError
         print(f"rigcheck fit: error: {exc}", file=sys.stderr)
         return 2
+    if args.output:  # the plan file `pytest --plan` reads: this job's options
+        Path(args.output).write_text(json.dumps(report["job"], indent=2) + "\n")
+        print(
+            f"wrote {args.output}: check it with pytest -m CLASS --plan={args.output}",
+            file=sys.stderr,
+        )
     if args.json:
         print(json.dumps(report))
     else:
@@ -244,6 +267,9 @@ def add_parser(subparsers: "argparse._SubParsersAction") -> argparse.ArgumentPar
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_fit_arguments(parser)
+    parser.add_argument(
+        "-o", "--output", metavar="FILE", help="also write the job as a --plan file"
+    )
     parser.set_defaults(func=run_fit)
     parser.error = _one_line_error(parser)  # the usage block would bury the one line that matters
     return parser

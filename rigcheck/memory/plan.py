@@ -18,7 +18,7 @@ from rigcheck.memory.cli import add_fit_arguments, job_from_args
 from rigcheck.memory.errors import ConfigError
 from rigcheck.memory.estimate import Job
 
-IGNORED = ("device", "vram", "json")
+IGNORED = ("device", "vram", "json", "command", "output")
 
 
 @dataclass(frozen=True)
@@ -54,6 +54,8 @@ def job_from_options(options: dict) -> Job:
     """The Job a plan's keys describe; a ConfigError says what is wrong."""
     if not isinstance(options, dict):
         raise ConfigError("a plan is a JSON object of rigcheck fit options")
+    if isinstance(options.get("job"), dict):  # `rigcheck fit --json` output: its job's options
+        options = options["job"]
     parser = _PlanParser(prog="plan", add_help=False)
     add_fit_arguments(parser)
     return job_from_args(parser.parse_args(plan_argv(options)))

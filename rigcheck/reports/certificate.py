@@ -17,6 +17,7 @@ import rigcheck
 from rigcheck.errors import RigcheckError
 from rigcheck.facts.probe import ERROR_KEY, is_error
 from rigcheck.jsonfile import read_json
+from rigcheck.layout import ROOT_DIR
 from rigcheck.reports.masking import masked, secrets_in
 from rigcheck.reports.outcome import OUTCOMES
 from rigcheck.spec import Spec
@@ -42,6 +43,9 @@ SOFTWARE_FACTS = {
 TOOLS = ("pytest", "pytest-benchmark", "nvidia-ml-py", "jsonschema")
 
 
+REGRESSED = "regressed"
+
+
 class CertificateError(RigcheckError):
     """A certificate file is missing, unreadable or does not match its schema."""
 
@@ -55,6 +59,7 @@ def build_certificate(
     exit_status: int | None,
     partial_reason: str | None,
     unmask: bool = False,
+    regressions: list[dict[str, str]] | None = None,
 ) -> dict[str, Any]:
     """Assemble the certificate; serials and UUIDs masked everywhere unless `unmask`."""
     machine = target.facts.data
@@ -74,6 +79,10 @@ def build_certificate(
         "checks": checks,
         "not_run": [node_id for node_id in selected if node_id not in done],
     }
+    if regressions:  # --benchmark-compare-fail: slower than the stored run, beyond its limit
+        certificate["regressions"] = regressions
+        if certificate["verdict"] != FAIL:
+            certificate["verdict"] = REGRESSED
     return certificate if unmask else masked(certificate, secrets_in(machine))
 
 
@@ -108,7 +117,7 @@ def class_entry(target: Any) -> dict[str, Any]:
 
 def _shown_path(path: Path) -> str:
     """expected/h100.json for the checkout's own specs; the full path for a private set."""
-    root = Path(rigcheck.__file__).resolve().parent.parent
+    root = ROOT_DIR
     try:
         return str(Path(path).resolve().relative_to(root))
     except ValueError:

@@ -7,7 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rigcheck.reports.certificate import certificate_path, load_certificate
+from rigcheck.paths import output_problem
+from rigcheck.reports.certificate import CertificateError, certificate_path, load_certificate
 from rigcheck.reports.diff import DEFAULT_NOISE, FACT, FIGURE, RUN, VERDICT, Change, compare
 
 TITLES = {RUN: "Run", FACT: "Facts", FIGURE: "Figures", VERDICT: "Verdicts"}
@@ -30,7 +31,8 @@ def add_parser(subparsers: Any) -> None:
     diff = subparsers.add_parser(
         "diff",
         help="compare two certificates: changed facts, moved figures, changed verdicts",
-        description="Exit 0 when nothing that matters differs, 1 otherwise.",
+        description="Exit 0 when nothing got worse (no difference, or only improvements), "
+        "1 when something did (a figure lower, a verdict worse, a changed fact).",
     )
     diff.add_argument("a", metavar="A", help="certificate.json, or the run folder holding it")
     diff.add_argument("b", metavar="B", help="the other certificate (or run folder)")
@@ -68,8 +70,12 @@ def run_diff(args: argparse.Namespace) -> int:
     if quiet:
         console.print(f"[dim]{quiet} figures moved within their noise (--all lists them)[/dim]")
     matters = [c for c in changes if c.matters]
+    better = [c for c in matters if c.better]
     if not matters:
         console.print("[green]no difference that matters[/green]")
+        return 0
+    if len(better) == len(matters):
+        console.print(f"[green]{len(better)} improvements, nothing got worse[/green]")
         return 0
     counts = ", ".join(
         f"{sum(c.kind == k for c in matters)} {TITLES[k].lower()}"
@@ -96,7 +102,13 @@ def _table(title: str, rows: list[Change]):
     for column in ("", "what", "A", "B", "note"):
         table.add_column(column, overflow="fold")
     for change in rows:
-        mark = "[red]≠[/red]" if change.matters else "[dim]~[/dim]"
+        mark = (
+            "[green]+[/green]"
+            if change.better
+            else "[red]≠[/red]"
+            if change.matters
+            else "[dim]~[/dim]"
+        )
         style = None if change.matters else "dim"
         cells = (change.key, change.before, change.after, change.note)
         table.add_row(mark, *(_cell(c) for c in cells), style=style)
@@ -112,6 +124,8 @@ def _cell(value: Any) -> str:
 def run_report(args: argparse.Namespace) -> int:
     from rigcheck.reports.html import write_html
 
+    if args.output and (problem := output_problem(args.output)):
+        raise CertificateError(problem)
     certificate = load_certificate(args.path)
     output = (
         Path(args.output) if args.output else certificate_path(args.path).with_name("report.html")

@@ -39,6 +39,18 @@ class Change:
     after: Any
     note: str = ""
     matters: bool = True
+    better: bool = False  # an improvement: it matters, but nothing got worse
+
+    @property
+    def worse(self) -> bool:
+        """What makes `rigcheck diff` exit 1: a difference that matters and is no improvement
+        (a changed fact is neither better nor worse: a person should look at it)."""
+        return self.matters and not self.better
+
+
+# Better outcomes rank higher; a move up this ladder is an improvement.
+RANK = {"fail": 0, "regressed": 0, "incomplete": 0, "warn": 1, "pass": 2}
+LOWER_IS_BETTER_UNITS = ("s", "ms", "us", "µs")
 
 
 def compare(a: dict[str, Any], b: dict[str, Any], noise: float | None = None) -> list[Change]:
@@ -58,7 +70,8 @@ def _run_changes(a: dict[str, Any], b: dict[str, Any]) -> list[Change]:
         if before != after:
             changes.append(Change(RUN, f"class.{key}", before, after))
     if a["verdict"] != b["verdict"]:
-        changes.append(Change(RUN, "verdict", a["verdict"], b["verdict"]))
+        better = _ranked_up(a["verdict"], b["verdict"])
+        changes.append(Change(RUN, "verdict", a["verdict"], b["verdict"], better=better))
     for side, cert in (("A", a), ("B", b)):
         if cert["partial"]:
             changes.append(Change(RUN, f"{side} is partial", "", cert["partial_reason"]))
@@ -103,7 +116,8 @@ def _moved(name: str, old: dict[str, Any], new: dict[str, Any], noise: float | N
         note = f"{change:+.1%}, within noise (±{band:.0%})"
         return Change(FIGURE, name, f"{x:,.1f} {unit}", f"{y:,.1f} {unit}", note, False)
     note = f"{change:+.1%} ({direction}; noise ±{band:.0%})"
-    return Change(FIGURE, name, f"{x:,.1f} {unit}", f"{y:,.1f} {unit}", note)
+    better = (change < 0) if unit in LOWER_IS_BETTER_UNITS else (change > 0)
+    return Change(FIGURE, name, f"{x:,.1f} {unit}", f"{y:,.1f} {unit}", note, better=better)
 
 
 def verdict_changes(a: dict[str, Any], b: dict[str, Any]) -> list[Change]:
@@ -116,8 +130,13 @@ def verdict_changes(a: dict[str, Any], b: dict[str, Any]) -> list[Change]:
         now = new["outcome"] if new else "absent" if node_id not in b["not_run"] else "not run"
         if was != now:
             why = (new or old)["message"] or ""
-            changes.append(Change(VERDICT, node_id, was, now, why.splitlines()[0] if why else ""))
+            note = why.splitlines()[0] if why else ""
+            changes.append(Change(VERDICT, node_id, was, now, note, better=_ranked_up(was, now)))
     return changes
+
+
+def _ranked_up(before: str, after: str) -> bool:
+    return before in RANK and after in RANK and RANK[after] > RANK[before]
 
 
 def _figures(certificate: dict[str, Any]) -> dict[tuple[str, str, str], dict[str, Any]]:

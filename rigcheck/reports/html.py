@@ -16,6 +16,7 @@ HEADLINES = {
     "warn": "CONFORMS, WITH WARNINGS",
     "fail": "DOES NOT CONFORM",
     "incomplete": "INCOMPLETE",
+    "regressed": "PERFORMANCE REGRESSED",
 }
 ORDER = {"fail": 0, "warn": 1, "pass": 2, "xfail": 3, "skip": 4}
 GIB = 2**30
@@ -26,7 +27,7 @@ main{max-width:1100px;margin:0 auto;padding:0 24px 40px}
 header.verdict{padding:22px 24px;color:#fff}
 header.verdict .inner{max-width:1100px;margin:0 auto}
 header.pass{background:#2e8540}header.warn{background:#b87400}header.fail{background:#c62828}
-header.incomplete{background:#5b6570}
+header.incomplete{background:#5b6570}header.regressed{background:#c62828}
 .headline{font-size:34px;font-weight:700;letter-spacing:.02em}
 .sub{font-size:15px;opacity:.95}
 .partial{margin-top:10px;padding:8px 12px;background:rgba(0,0,0,.22);border-radius:4px}
@@ -122,8 +123,17 @@ def _header(c: dict[str, Any]) -> str:
         f'<div class="sub">{what} · host {escape(_host(c))} · {escape(c["run"]["started_at"])}'
         f"</div>"
         f'<div class="sub">{s["done"]} of {s["selected"]} checks: {counts}</div>{partial}'
+        f"{_regressions(c)}"
         "</div></header>"
     )
+
+
+def _regressions(c: dict[str, Any]) -> str:
+    rows = "".join(
+        f"<li>{escape(r['benchmark'])}: {escape(r['reason'])}</li>"
+        for r in c.get("regressions", [])
+    )
+    return f'<div class="partial">Slower than the stored run:<ul>{rows}</ul></div>' if rows else ""
 
 
 def _problems(c: dict[str, Any], outcome: str, title: str) -> str:

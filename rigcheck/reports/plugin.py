@@ -10,6 +10,7 @@ import pytest
 from rigcheck.reports.location import ROOT_ENV
 
 SESSION_KEY = pytest.StashKey["object"]()
+INTERRUPTS_KEY = pytest.StashKey["object"]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -30,8 +31,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     if hasattr(config, "workerinput"):  # xdist worker: its controller writes the reports
         return
+    from rigcheck.reports.ending import Interrupts, report_dir_problem
     from rigcheck.reports.session import ReportSession
 
+    chosen = config.getoption("report_dir")
+    problem = chosen and report_dir_problem(chosen)
+    if problem:
+        raise pytest.UsageError(problem)
+    interrupts = Interrupts()
+    interrupts.install()
+    config.stash[INTERRUPTS_KEY] = interrupts
     session = ReportSession(config)
     config.stash[SESSION_KEY] = session
     config.pluginmanager.register(session, "rigcheck-reports-session")
@@ -45,8 +54,21 @@ def pytest_runtest_teardown(item: pytest.Item) -> None:
     add_figure_properties(item)
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Inside pytest-benchmark's wrapper (its comparison is done) and before the terminal
+    summary: the final certificate and page, with any regression in the verdict."""
+    reports = session.config.stash.get(SESSION_KEY, None)
+    if reports is not None:
+        reports.finish(session, int(exitstatus))
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
+    interrupts = config.stash.get(INTERRUPTS_KEY, None)
+    if interrupts is not None:
+        interrupts.uninstall()
     session = config.stash.get(SESSION_KEY, None)
     if session is not None:
+        session.print_verdict()  # last, after pytest's own summary: the run ends with it
         config.pluginmanager.unregister(session)
         del config.stash[SESSION_KEY]

@@ -9,19 +9,27 @@ from __future__ import annotations
 
 import datetime as dt
 import shlex
+import shutil
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from rigcheck.check import command_line as check_command_line
 from rigcheck.plugin import SUITES_DIR, is_suite_item, resolve_target
 from rigcheck.reports import certificate as cert
+from rigcheck.reports.ending import (
+    claim,
+    interrupt_reason,
+    take_regressions,
+)
 from rigcheck.reports.html import write_html
 from rigcheck.reports.junit import open_junit
 from rigcheck.reports.location import make_run_dir, reports_root, run_name
 from rigcheck.reports.masking import masked, secrets_in
 from rigcheck.reports.outcome import DETAIL_CHARS, check_outcome, failure_message, with_warning
+from rigcheck.reports.terminal import render
 from rigcheck.verdict import FAIL
 
 JUNIT, HTML, BENCHMARK = "junit.xml", "report.html", "benchmark.json"
@@ -46,6 +54,9 @@ class ReportSession:
         self.interrupted: str | None = None
         self.owns_junit = False
         self.verdict: str | None = None
+        self.regressions: list[dict[str, str]] = []
+        self.final: dict[str, Any] | None = None
+        self.plan_lines: list[str] = []
 
     # -- deciding that this is a conformance run --------------------------------------------
 
@@ -83,7 +94,7 @@ class ReportSession:
         chosen = self.config.getoption("report_dir")
         if chosen:
             path = Path(chosen).expanduser().resolve()
-            path.mkdir(parents=True, exist_ok=True)
+            claim(path)
             return path
         return make_run_dir(reports_root(self.config.rootpath), run_name(self.started_at))
 
@@ -108,6 +119,7 @@ class ReportSession:
         if self.run_dir is None or report.nodeid not in self.selected_ids:
             return
         self.reports[report.nodeid].append(report)
+        self._note_plan(report)
         if report.when == "teardown":
             reports = self.reports.pop(report.nodeid)
             check = self._check(reports, self.warnings.pop(report.nodeid, []))
@@ -115,6 +127,19 @@ class ReportSession:
             self.done[check["id"]] = check
             self.current = None
             self._write()
+
+    def _note_plan(self, report: pytest.TestReport) -> None:
+        """A passing --plan's headroom, for the last screen (the check records it as junit
+        properties, which the terminal would not otherwise show)."""
+        found = dict(report.user_properties)
+        if report.when == "call" and report.passed and "plan_headroom_bytes" in found:
+            from rigcheck.memory.units import format_bytes
+
+            plan = self.config.getoption("--plan", None)
+            self.plan_lines.append(
+                f"--plan {plan} fits: needs {format_bytes(found['plan_needs_bytes'])}, "
+                f"headroom {format_bytes(found['plan_headroom_bytes'])} on the fullest device"
+            )
 
     def _check(self, reports: list[pytest.TestReport], warnings: list[str]) -> dict[str, Any]:
         outcome = check_outcome(reports, warnings)
@@ -153,18 +178,35 @@ class ReportSession:
     # -- the end of the run ---------------------------------------------------------------------
 
     def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo) -> None:
-        if excinfo.type is KeyboardInterrupt:
-            self.interrupted = "interrupted (Ctrl-C / SIGINT)"
-        else:  # pytest's own stop: collection errors, --maxfail, pytest.exit()
-            self.interrupted = f"stopped: {excinfo.value}"
+        self.interrupted = interrupt_reason(excinfo)
+        terminal = self.config.pluginmanager.get_plugin("terminalreporter")
+        if terminal is not None and issubclass(excinfo.type, KeyboardInterrupt):
+            terminal.write_line(
+                f"rigcheck: {self.interrupted}: writing the reports "
+                "(another Ctrl-C is ignored; kill -9 forces)",
+                yellow=True,
+            )
+
+    def finish(self, session: pytest.Session, exitstatus: int) -> None:
+        """The final certificate and page (rigcheck.reports.plugin calls it at sessionfinish)."""
+        if self.run_dir is None:
+            return
+        regressions = take_regressions(self.config)
+        if regressions and exitstatus == 0:  # a regression fails the run, as the docs say
+            session.exitstatus = exitstatus = 1
+        self.regressions = regressions
+        reason = self._final_partial_reason(session)
+        if reason and exitstatus == pytest.ExitCode.INTERNAL_ERROR:
+            reason = f"crashed: internal error in pytest or a plugin, {reason}"
+        final = self._write(exitstatus, reason)
+        write_html(self.run_dir / HTML, final)
+        self.final = final
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int):
-        """Before pytest-benchmark saves and junitxml writes: the final certificate and page."""
+        """Before pytest-benchmark saves: benchmark.json goes into the run folder."""
         if self.run_dir is not None:
             self._point_benchmark_json()
-            final = self._write(int(exitstatus), self._final_partial_reason(session))
-            write_html(self.run_dir / HTML, final)
         result = yield
         if self.owns_junit and self.run_dir is not None:
             self._mask_junit()
@@ -195,6 +237,7 @@ class ReportSession:
             exit_status=exit_status,
             partial_reason=partial_reason,
             unmask=self.config.getoption("unmask_serials"),
+            regressions=self.regressions,
         )
         cert.write_certificate(self.run_dir / cert.FILE_NAME, certificate)
         self.verdict = certificate["verdict"]
@@ -205,7 +248,7 @@ class ReportSession:
         args = self.config.invocation_params.args
         return {
             "id": self.run_dir.name,
-            "command_line": shlex.join(["pytest", *args]),
+            "command_line": check_command_line() or shlex.join(["pytest", *args]),
             "args": list(args),
             "cwd": str(self.config.invocation_params.dir),
             "started_at": _iso(self.started_at),
@@ -219,7 +262,7 @@ class ReportSession:
         for --benchmark-compare is rigcheck.measure.plugin's), unless --benchmark-json chose."""
         bench = getattr(self.config, "_benchmarksession", None)
         if bench is not None and any(bench.benchmarks) and not bench.json:
-            bench.json = self.run_dir / BENCHMARK
+            bench.json = BenchmarkJson(self.run_dir / BENCHMARK)
 
     def _mask_junit(self) -> None:
         path = self.run_dir / JUNIT
@@ -227,13 +270,34 @@ class ReportSession:
         if path.exists() and secrets and not self.config.getoption("unmask_serials"):
             cert.write_atomic(path, masked(path.read_text(encoding="utf-8"), secrets))
 
+    def print_verdict(self) -> None:
+        """The run's last screen, after pytest's own counts: failures table, then the verdict."""
+        terminal = self.config.pluginmanager.get_plugin("terminalreporter")
+        if self.run_dir is None or self.final is None or terminal is None:
+            return
+        width = shutil.get_terminal_size().columns
+        verbose = self.config.option.verbose > 0
+        terminal.write(render(self.final, verbose, width, terminal.hasmarkup))
+        for found in self.regressions:
+            terminal.write_line(
+                f"rigcheck: regressed: {found['benchmark']}: {found['reason']}", red=True
+            )
+        for line in self.plan_lines:
+            terminal.write_line(f"rigcheck: {line}", green=True)
+        shown = _relative(self.run_dir, self.config.invocation_params.dir)
+        s = self.final["summary"]
+        counts = f"{s['fail']} failed, {s['pass'] + s['warn']} passed, {s['skip']} not applicable"
+        color = {"pass": "green", "warn": "yellow"}.get(self.verdict, "red")
+        terminal.write_sep(
+            "=",
+            f"rigcheck: verdict {self.verdict.upper()} ({counts}) — {shown}/report.html",
+            **{color: True, "bold": True},
+        )
+
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.run_dir is not None:
-            shown = _relative(self.run_dir, self.config.invocation_params.dir)
-            terminalreporter.write_sep(
-                "-", f"rigcheck: verdict {self.verdict} — report in {shown}/ (report.html)"
-            )
-        elif self.deselected:
+            return
+        if self.deselected:
             option = self.config.option
             chosen = [f"-m {option.markexpr!r}" if option.markexpr else ""]
             chosen.append(f"-k {option.keyword!r}" if option.keyword else "")
@@ -247,6 +311,28 @@ class ReportSession:
     def _is_suite_id(self, nodeid: str) -> bool:
         path = (self.config.rootpath / nodeid.split("::")[0]).resolve()
         return SUITES_DIR in path.parents
+
+
+class BenchmarkJson:
+    """benchmark.json as pytest-benchmark's --benchmark-json value, for every version rigcheck
+    allows: up to 5.2 it is an open file (`with json as fh`), from 5.3 a path (`open(json)`)."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._file = None
+
+    def __fspath__(self) -> str:
+        return str(self.path)
+
+    def __str__(self) -> str:
+        return str(self.path)
+
+    def __enter__(self):
+        self._file = open(self.path, "wb")
+        return self._file
+
+    def __exit__(self, *exc: object) -> None:
+        self._file.close()
 
 
 def device_label(params: str, figure: str) -> str | None:

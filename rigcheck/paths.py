@@ -1,0 +1,38 @@
+"""Checking a path the user named for output before anything is written there.
+
+rigcheck creates no folder the user did not ask for, and says in one line what is wrong.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def output_problem(path: str | os.PathLike[str], option: str = "-o") -> str | None:
+    """Why PATH cannot be written as a new or replaced file, or None."""
+    target = Path(path).expanduser()
+    shown = f"{option} {path}"
+    if target.is_dir():
+        return f"{shown}: is a folder; name a file in it, e.g. {target / 'out.json'}"
+    parent = target.parent
+    if not parent.exists():
+        missing = next(p for p in [parent, *parent.parents] if p.parent.exists())
+        if missing.parent.is_file() or any(p.is_file() for p in parent.parents):
+            return f"{shown}: {_first_file(parent)} is a file, not a folder"
+        return f"{shown}: the folder {parent} does not exist; create it first (mkdir -p {parent})"
+    if not parent.is_dir():
+        return f"{shown}: {parent} is a file, not a folder"
+    if cannot_write_in(parent):
+        return f"{shown}: cannot write in {parent}; name a file in a folder you can write"
+    return None
+
+
+def cannot_write_in(folder: Path) -> bool:
+    """No write permission, or a kernel file system (root may "write" there, but not a file)."""
+    kernel = str(folder.resolve()).startswith(("/proc", "/sys"))
+    return kernel or not os.access(folder, os.W_OK | os.X_OK)
+
+
+def _first_file(path: Path) -> Path:
+    return next(p for p in [*reversed(path.parents), path] if p.is_file())
