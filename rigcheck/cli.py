@@ -14,7 +14,7 @@ from rigcheck.facts import collect_facts, load_facts
 from rigcheck.spec import load_all
 
 # Modules that add their own subcommands through add_parser(subparsers).
-SUBCOMMAND_MODULES = ["rigcheck.memory.cli", "rigcheck.reports.cli"]
+SUBCOMMAND_MODULES = ["rigcheck.memory.cli", "rigcheck.reports.cli", "rigcheck.fleet.cli"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
