@@ -22,6 +22,7 @@ pytest_plugins = [
     "rigcheck.measure.plugin",
     "rigcheck.memory.plugin",
     "rigcheck.distributed.plugin",
+    "rigcheck.facts.fabric_plugin",
 ]
 
 SUITES_DIR = Path(__file__).resolve().parent.parent / "suites"

@@ -11,6 +11,7 @@ from typing import Any
 import rigcheck
 from rigcheck.facts.amd import amd_devices
 from rigcheck.facts.apple import is_apple_silicon, probe_apple_device
+from rigcheck.facts.fabric import probe_fabric
 from rigcheck.facts.host import probe_host
 from rigcheck.facts.nvml import probe_nvidia
 from rigcheck.facts.probe import CommandRunner, error_record, is_error
@@ -39,6 +40,7 @@ def collect_facts(run: CommandRunner | None = None) -> Facts:
         "smoke": _from_torch_side(torch_side, "smoke"),
         "topology": probe_topology(),
     }
+    data["fabric"] = probe_fabric(data["devices"])
     data["origin"]["collect_seconds"] = round(time.monotonic() - started, 2)
     return Facts(data)
 
