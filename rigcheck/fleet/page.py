@@ -61,8 +61,9 @@ def _drain(verdict: FleetVerdict) -> str:
 
 def _nodes(verdict: FleetVerdict) -> str:
     names = figure_names(verdict)
-    head = "".join(f"<th>{escape(n)} (slowest GPU)</th>" for n in ["node", "verdict", *names])
-    head = head.replace(" (slowest GPU)</th>", "</th>", 2)
+    head = "<th>node</th><th>verdict</th>" + "".join(
+        f"<th>{escape(n)} (slowest GPU)</th>" for n in names
+    )
     rows = []
     for node in verdict.nodes:
         worst = worst_per_figure(node)
