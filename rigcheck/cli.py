@@ -16,7 +16,12 @@ from rigcheck.paths import output_problem
 from rigcheck.spec import load_all
 
 # Modules that add their own subcommands through add_parser(subparsers).
-SUBCOMMAND_MODULES = ["rigcheck.memory.cli", "rigcheck.reports.cli", "rigcheck.check"]
+SUBCOMMAND_MODULES = [
+    "rigcheck.memory.cli",
+    "rigcheck.reports.cli",
+    "rigcheck.check",
+    "rigcheck.fleet.cli",
+]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -25,6 +25,7 @@ pytest_plugins = [
     "rigcheck.distributed.plugin",
     "rigcheck.burnin.plugin",
     "rigcheck.check_crash",
+    "rigcheck.facts.fabric_plugin",
 ]
 
 SUITE_MARKERS = {

@@ -11,6 +11,7 @@ from typing import Any
 import rigcheck
 from rigcheck.facts.amd import amd_devices
 from rigcheck.facts.apple import is_apple_silicon, probe_apple_device
+from rigcheck.facts.fabric import probe_fabric
 from rigcheck.facts.host import probe_host
 from rigcheck.facts.host_limits import probe_host_limits
 from rigcheck.facts.kernel_log import probe_kernel_log, window_from_env
@@ -44,6 +45,7 @@ def collect_facts(run: CommandRunner | None = None, xid_window_s: int | None = N
         "kernel_log": window_from_env(lambda w: probe_kernel_log(run, w), xid_window_s),
         "host_limits": probe_host_limits(),
     }
+    data["fabric"] = probe_fabric(data["devices"])
     data["origin"]["collect_seconds"] = round(time.monotonic() - started, 2)
     return Facts(data)
 

@@ -1,0 +1,86 @@
+"""`rigcheck fleet DIR...`: one table, one page, and the nodes to drain.
+
+Exit status: 0 every node conforms, 1 a node to drain (failed, or an outlier), 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from rigcheck.fleet.judge import OUTLIER_BAND, FleetVerdict, judge_fleet
+from rigcheck.fleet.nodes import FleetInputError, load_nodes
+from rigcheck.fleet.page import figure_names, render_fleet, worst_per_figure
+from rigcheck.reports.certificate import write_atomic
+from rigcheck.reports.cli import parse_noise
+from rigcheck.reports.plots import fmt_value
+
+DEFAULT_OUTPUT = "fleet.html"
+
+
+def add_parser(subparsers: Any) -> None:
+    fleet = subparsers.add_parser(
+        "fleet",
+        help="judge many nodes' certificates together and name the nodes to drain",
+        description="Exit 0 when every node conforms, 1 when a node is to be drained, 2 on bad "
+        "input.",
+    )
+    fleet.add_argument(
+        "paths", nargs="+", metavar="DIR", help="folders searched for certificate.json, or files"
+    )
+    fleet.add_argument(
+        "-o", "--output", metavar="FILE", default=DEFAULT_OUTPUT,
+        help=f"the HTML page (default: {DEFAULT_OUTPUT}); an existing file is kept unless --force",
+    )  # fmt: skip
+    fleet.add_argument("--force", action="store_true", help="overwrite the page if it exists")
+    fleet.add_argument(
+        "--band", type=parse_noise, default=OUTLIER_BAND, metavar="FRACTION",
+        help="an outlier is more than this below the fleet median, e.g. 10%% (default "
+        f"{OUTLIER_BAND:.0%}, SuperBench's rule)",
+    )  # fmt: skip
+    fleet.set_defaults(func=run_fleet)
+
+
+def run_fleet(args: argparse.Namespace) -> int:
+    output = Path(args.output)
+    if output.exists() and not args.force:
+        raise FleetInputError(f"{output} exists: name another with -o, or pass --force")
+    verdict = judge_fleet(load_nodes(args.paths), args.band)
+    print_fleet(verdict)
+    write_atomic(output, render_fleet(verdict))
+    print(f"wrote {output}", file=sys.stderr)
+    return 1 if verdict.drain else 0
+
+
+def print_fleet(verdict: FleetVerdict) -> None:
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    console = Console()
+    names = figure_names(verdict)
+    table = Table(title=f"{len(verdict.nodes)} nodes", title_justify="left")
+    for column in ("node", "verdict", *names, "drain"):
+        table.add_column(column, overflow="fold")
+    outlying = {(o.node, o.figure.split(" ")[0]) for o in verdict.outliers}
+    for node in verdict.nodes:
+        worst = worst_per_figure(node)
+        cells = [node.name, node.verdict]
+        for name in names:
+            entry = worst.get(name)
+            mark = " !" if (node.name, name) in outlying else ""
+            cells.append("—" if entry is None else f"{fmt_value(entry['measured'])}{mark}")
+        cells.append("DRAIN" if node.name in verdict.drain else "")
+        style = "red" if node.name in verdict.drain else None
+        table.add_row(*(escape(c) for c in cells), style=style)
+    console.print(table)
+    console.print(f"! = more than {verdict.band:.0%} below the fleet median; figures: slowest GPU")
+    if not verdict.drain:
+        console.print("[green]no node to drain[/green]")
+        return
+    console.print(f"[red]{len(verdict.drain)} nodes to drain:[/red]")
+    for node, reasons in sorted(verdict.drain.items()):
+        for reason in reasons:
+            console.print(f"  {escape(node)}: {escape(reason)}", soft_wrap=True)

@@ -1,0 +1,86 @@
+"""Judging a fleet: which nodes to drain, and why.
+
+A node is drained when its own run did not pass (fail, or a run that did not finish), and when it
+is an outlier: more than OUTLIER_BAND below the fleet median on a measured figure, even though it
+passes its own floor. Peers measure against the fleet the same way: Microsoft SuperBench flags a
+node "more than 10% below baseline" (/work/shared/reference/anchors.md, SuperBench).
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+from typing import Any
+
+from rigcheck.fleet.nodes import Node
+
+OUTLIER_BAND = 0.10  # SuperBench's rule: more than 10% below the baseline (anchors.md)
+DRAIN_VERDICTS = {"fail": "its run failed", "incomplete": "its run did not finish"}
+
+
+@dataclass(frozen=True)
+class Outlier:
+    node: str
+    figure: str  # "figure label", e.g. "matmul_bf16_tflops gpu1"
+    measured: float
+    median: float
+    unit: str
+
+    @property
+    def below(self) -> float:
+        return 1 - self.measured / self.median
+
+    def reason(self) -> str:
+        return (
+            f"{self.figure} {self.measured:,.1f} {self.unit} is {self.below:.0%} below the "
+            f"fleet median {self.median:,.1f} {self.unit}"
+        )
+
+
+@dataclass
+class FleetVerdict:
+    nodes: list[Node]
+    band: float
+    medians: dict[str, float] = field(default_factory=dict)
+    drain: dict[str, list[str]] = field(default_factory=dict)  # node -> reasons
+    outliers: list[Outlier] = field(default_factory=list)
+
+
+def figures_of(node: Node) -> dict[str, dict[str, Any]]:
+    """'figure label' -> the judgement, for every measured figure of the node's run."""
+    out = {}
+    for check in node.certificate["checks"]:
+        for entry in check["figures"]:
+            if entry.get("measured") is not None:
+                out[" ".join(p for p in (entry["figure"], entry.get("label")) if p)] = entry
+    return out
+
+
+def judge_fleet(nodes: list[Node], band: float = OUTLIER_BAND) -> FleetVerdict:
+    verdict = FleetVerdict(nodes, band)
+    for node in nodes:
+        if node.verdict in DRAIN_VERDICTS:
+            verdict.drain.setdefault(node.name, []).append(_own_failure(node))
+    values: dict[str, list[float]] = {}
+    for node in nodes:
+        for key, entry in figures_of(node).items():
+            values.setdefault(key, []).append(entry["measured"])
+    verdict.medians = {key: statistics.median(v) for key, v in values.items()}
+    for node in nodes:
+        for key, entry in sorted(figures_of(node).items()):
+            median = verdict.medians[key]
+            if median > 0 and entry["measured"] < median * (1 - band):
+                outlier = Outlier(node.name, key, entry["measured"], median, entry.get("unit", ""))
+                verdict.outliers.append(outlier)
+                verdict.drain.setdefault(node.name, []).append(outlier.reason())
+    return verdict
+
+
+def _own_failure(node: Node) -> str:
+    why = DRAIN_VERDICTS[node.verdict]
+    failed = [c for c in node.certificate["checks"] if c["outcome"] == "fail"]
+    if failed:
+        first = (failed[0]["message"] or failed[0]["name"]).splitlines()[0]
+        more = f" (+{len(failed) - 1} more)" if len(failed) > 1 else ""
+        return f"{why}: {failed[0]['name']}: {first}{more}"
+    return f"{why}: {node.certificate.get('partial_reason') or 'no reason recorded'}"

@@ -1,0 +1,107 @@
+"""The fleet page: one self-contained HTML file (inline CSS and SVG), like the node report."""
+
+from __future__ import annotations
+
+import statistics
+from html import escape
+from typing import Any
+
+from rigcheck.fleet.judge import FleetVerdict, figures_of
+from rigcheck.fleet.nodes import Node
+from rigcheck.reports.html import STYLE
+from rigcheck.reports.plots import figure_chart, fmt_value
+
+
+def worst_per_figure(node: Node) -> dict[str, dict[str, Any]]:
+    """figure name -> the node's lowest measurement of it (its slowest GPU)."""
+    worst: dict[str, dict[str, Any]] = {}
+    for entry in figures_of(node).values():
+        seen = worst.get(entry["figure"])
+        if seen is None or entry["measured"] < seen["measured"]:
+            worst[entry["figure"]] = entry
+    return worst
+
+
+def figure_names(verdict: FleetVerdict) -> list[str]:
+    return sorted({name for node in verdict.nodes for name in worst_per_figure(node)})
+
+
+def render_fleet(verdict: FleetVerdict) -> str:
+    klass = verdict.nodes[0].class_name or "no class"
+    bad = len(verdict.drain)
+    state = "fail" if bad else "pass"
+    headline = f"{bad} OF {len(verdict.nodes)} NODES TO DRAIN" if bad else "ALL NODES CONFORM"
+    body = [
+        f'<header class="verdict {state}"><div class="inner"><div class="headline">{headline}'
+        f'</div><div class="sub">class <b>{escape(klass)}</b> · {len(verdict.nodes)} nodes · '
+        f"outlier: more than {verdict.band:.0%} below the fleet median</div></div></header>",
+        "<main>",
+        _drain(verdict),
+        _nodes(verdict),
+        _distributions(verdict),
+        "</main>",
+    ]
+    return (
+        '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>rigcheck fleet: {escape(headline)} ({escape(klass)})</title>"
+        f"<style>{STYLE}</style></head>\n<body>\n" + "\n".join(body) + "\n</body></html>\n"
+    )
+
+
+def _drain(verdict: FleetVerdict) -> str:
+    if not verdict.drain:
+        return '<section id="drain"><h2>Nodes to drain (0)</h2><p>none</p></section>'
+    items = "".join(
+        f'<article class="drain" data-node="{escape(node)}"><b>{escape(node)}</b>'
+        f"<ul>{''.join(f'<li>{escape(r)}</li>' for r in reasons)}</ul></article>"
+        for node, reasons in sorted(verdict.drain.items())
+    )
+    return f'<section id="drain"><h2>Nodes to drain ({len(verdict.drain)})</h2>{items}</section>'
+
+
+def _nodes(verdict: FleetVerdict) -> str:
+    names = figure_names(verdict)
+    head = "<th>node</th><th>verdict</th>" + "".join(
+        f"<th>{escape(n)} (slowest GPU)</th>" for n in names
+    )
+    rows = []
+    for node in verdict.nodes:
+        worst = worst_per_figure(node)
+        cells = [f"<td>{escape(node.name)}</td>", f'<td><span class="badge b-{_badge(node)}">'
+                 f"{escape(node.verdict)}</span></td>"]  # fmt: skip
+        for name in names:
+            entry = worst.get(name)
+            cells.append(
+                "<td>—</td>"
+                if entry is None
+                else f"<td>{fmt_value(entry['measured'])} {escape(entry.get('unit', ''))}</td>"
+            )
+        drained = ' class="drained"' if node.name in verdict.drain else ""
+        rows.append(f"<tr{drained}>{''.join(cells)}</tr>")
+    table = f"<table><tr>{head}</tr>{''.join(rows)}</table>"
+    return f'<section id="nodes"><h2>Nodes</h2>{table}</section>'
+
+
+def _badge(node: Node) -> str:
+    return node.verdict if node.verdict in ("pass", "warn", "fail") else "skip"
+
+
+def _distributions(verdict: FleetVerdict) -> str:
+    """One chart per figure: each node's slowest GPU against the class's tiers."""
+    blocks = []
+    outlying = {(o.node, o.figure.split(" ")[0]) for o in verdict.outliers}
+    for name in figure_names(verdict):
+        entries = []
+        for node in verdict.nodes:
+            entry = worst_per_figure(node).get(name)
+            if entry is not None:
+                shown = "fail" if (node.name, name) in outlying else entry["verdict"]
+                entries.append({**entry, "label": node.name, "verdict": shown})
+        median = statistics.median(e["measured"] for e in entries)
+        blocks.append(
+            f'<div class="figure"><h3>{escape(name)}</h3><p class="muted">fleet median of the '
+            f"slowest GPUs {fmt_value(median)} {escape(entries[0].get('unit', ''))}; red: "
+            f"failed its floor or more than {verdict.band:.0%} below the fleet median</p>"
+            f"{figure_chart(entries)}</div>"
+        )
+    return f'<section id="figures"><h2>Figures across the fleet</h2>{"".join(blocks)}</section>'

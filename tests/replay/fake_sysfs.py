@@ -1,0 +1,96 @@
+"""A fake /sys (and the bits of /proc the fabric probe reads) for an HGX-style node: each GPU
+and its ConnectX NIC under one PCIe switch, half the GPUs on each NUMA node.
+
+Keyword arguments break it the ways real nodes break; the probe reads it as it reads /sys.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text + "\n")
+
+
+def _link(link: Path, target: Path) -> None:
+    link.parent.mkdir(parents=True, exist_ok=True)
+    os.symlink(os.path.relpath(target, link.parent), link)
+
+
+def _pci_device(root: Path, bridges: list[str], bus_id: str, numa: int) -> Path:
+    path = root / "sys/devices/pci0000:00" / "/".join(bridges) / bus_id
+    _write(path / "numa_node", str(numa))
+    _link(root / "sys/bus/pci/devices" / bus_id, path)
+    return path
+
+
+def build_node(
+    root: Path,
+    gpu_bus_ids: list[str],
+    *,
+    nics: int | None = None,
+    down: dict[int, tuple[str, str]] | None = None,  # NIC index -> (state, phys_state)
+    rates: dict[int, str] | None = None,  # NIC index -> rate text
+    far_nic: int | None = None,  # this NIC sits on the other socket's root port
+    peermem: bool = True,
+    open_module: bool = False,
+    kernel: str = "5.15.0-105-generic",
+    ethernet_vf: bool = True,  # the VM's accelerated-networking Ethernet NIC, never counted
+) -> Path:
+    half = max(1, len(gpu_bus_ids) // 2)
+    for i, bus_id in enumerate(gpu_bus_ids):  # root port, switch upstream, downstream port
+        bridges = [f"0000:00:{i + 1:02x}.0", f"0000:{0x80 + 4 * i:02x}:00.0"]
+        bridges.append(f"0000:{0x81 + 4 * i:02x}:00.0")
+        _pci_device(root, bridges, bus_id.lower(), i // half)
+    count = len(gpu_bus_ids) if nics is None else nics
+    for i in range(count):
+        numa, bridges = i // half, [f"0000:00:{i + 1:02x}.0", f"0000:{0x80 + 4 * i:02x}:00.0"]
+        bridges.append(f"0000:{0x81 + 4 * i:02x}:01.0")  # beside GPU i's port on its switch
+        if i == far_nic:  # moved to a slot under the other socket, beside no GPU
+            numa, bridges = 1 - numa, [f"0000:00:{0x30 + i:02x}.0", f"0000:{0x40 + i:02x}:00.0"]
+        state, phys = (down or {}).get(i, ("4: ACTIVE", "5: LinkUp"))
+        rate = (rates or {}).get(i, "400 Gb/sec (4X NDR)")
+        _nic(
+            root,
+            f"mlx5_{i}",
+            bridges,
+            f"0000:{0xC0 + i:02x}:00.0",
+            numa,
+            state,
+            phys,
+            rate,
+            "InfiniBand",
+        )
+    if ethernet_vf:
+        _nic(root, f"mlx5_{count}", ["0000:00:1f.0"], "0000:e0:00.0", 0, "4: ACTIVE", "5: LinkUp",
+             "100 Gb/sec (2X HDR)", "Ethernet")  # fmt: skip
+    if peermem:
+        (root / "sys/module/nvidia_peermem").mkdir(parents=True)
+    flavour = "Open Kernel Module" if open_module else "Kernel Module"
+    _write(
+        root / "proc/driver/nvidia/version",
+        f"NVRM version: NVIDIA UNIX x86_64 {flavour}  550.54.15",
+    )
+    _write(root / "proc/sys/kernel/osrelease", kernel)
+    return root
+
+
+def _nic(root, name, bridges, bus_id, numa, state, phys, rate, layer) -> None:
+    pci = _pci_device(root, bridges, bus_id, numa)
+    _link(pci / "driver", root / "sys/bus/pci/drivers/mlx5_core")
+    (root / "sys/bus/pci/drivers/mlx5_core").mkdir(parents=True, exist_ok=True)
+    ib = pci / "infiniband" / name
+    _write(ib / "fw_ver", "28.39.1002")
+    _link(ib / "device", pci)
+    port = ib / "ports/1"
+    for file, text in (
+        ("state", state),
+        ("phys_state", phys),
+        ("rate", rate),
+        ("link_layer", layer),
+    ):
+        _write(port / file, text)
+    _link(root / "sys/class/infiniband" / name, ib)
