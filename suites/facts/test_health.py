@@ -4,6 +4,7 @@ import os
 
 import pytest
 
+from rigcheck.limits import nvidia_only
 from rigcheck.require import (
     device_fact,
     device_value,
@@ -19,10 +20,7 @@ pytestmark = pytest.mark.facts
 @pytest.fixture
 def nvidia_devices(spec, devices):
     """Health facts come from NVML; AMD devices need amdsmi, which rigcheck does not read yet."""
-    if spec.vendor == "amd":
-        pytest.xfail("AMD health facts (ECC, RAS, power, link) are not probed yet: needs amdsmi")
-    if spec.vendor != "nvidia":
-        pytest.skip(f"{spec.title} reports no NVML health facts")
+    nvidia_only(spec, "health facts (ECC, RAS, power, link)")
     return devices
 
 

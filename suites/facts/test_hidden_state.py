@@ -5,6 +5,7 @@ from itertools import combinations
 
 import pytest
 
+from rigcheck.limits import nvidia_only
 from rigcheck.require import device_fact, device_value, expected, fact, gpu_label
 
 pytestmark = pytest.mark.facts
@@ -14,10 +15,7 @@ MIB = 2**20
 @pytest.fixture
 def nvidia_devices(spec, devices):
     """NVML facts; AMD devices need amdsmi, which rigcheck does not read yet."""
-    if spec.vendor == "amd":
-        pytest.xfail("AMD pending and memory facts are not probed yet: needs amdsmi")
-    if spec.vendor != "nvidia":
-        pytest.skip(f"{spec.title} reports no NVML facts")
+    nvidia_only(spec, "pending states and memory use")
     return devices
 
 
