@@ -1,0 +1,318 @@
+"""The distributed suite decides on every rank, every direction and every op: one rank's or one
+direction's failure fails the check and is named; the bus-bandwidth and peer-copy floors of
+every class (expected/*.json) are judged just below, at and just above.
+
+Collective results are the healthy recorded HGX H100 node (fixtures/distributed/) with one
+thing changed per case, replayed through suites/distributed with --collectives."""
+
+from __future__ import annotations
+
+import copy
+import json
+import statistics
+from pathlib import Path
+
+import pytest
+
+from rigcheck.distributed.measure import BUSBW_FACTOR
+from rigcheck.distributed.results import OPS, CollectiveRun, CollectivesError
+from rigcheck.facts.synthetic import synthetic_snapshot
+from rigcheck.spec import load_spec, spec_dir
+from rigcheck.verdict import FAIL, judge
+
+HEALTHY = Path(__file__).resolve().parents[2] / "fixtures" / "distributed" / "h100_8x_nvswitch"
+H100_ARGS = ("-m", "h100 and distributed", "--gpus", "8")
+EPS = 1e-6
+RANKS = range(8)
+
+
+def healthy() -> tuple[dict, dict]:
+    """(facts, collectives) of the healthy 8x H100 node."""
+    return tuple(json.loads((HEALTHY / f).read_text()) for f in ("facts.json", "collectives.json"))
+
+
+def pair_of(bundle: dict, a: int, b: int) -> dict:
+    return next(p for p in bundle["ranks"][0]["p2p"]["pairs"] if p["gpus"] == [a, b])
+
+
+def failed(run) -> dict[str, str]:
+    return {n: run.messages[n] for n, o in run.outcomes.items() if o == "failed"}
+
+
+# ---- every rank ----
+
+
+@pytest.mark.parametrize("rank", RANKS)
+def test_one_rank_wrong_fails_every_check_it_touches_and_names_it(run_suite, rank):
+    facts, bundle = healthy()
+    entry = bundle["ranks"][rank]
+    entry["init"]["ok"] = False
+    entry["allreduce_check"].update(
+        ok=False, wrong=3, first_wrong={"index": 11, "got": 5.0, "expected": 36.0}
+    )
+    entry["allreduce"]["verified"] = False
+    entry["allgather"]["verified"] = False
+    entry["reducescatter"]["verified"] = False
+    entry["nccl"]["effective"]["NCCL_P2P_DISABLE"] = "1"
+    run = run_suite("distributed", *H100_ARGS, facts=facts, collectives=bundle)
+    who = f"rank {rank} (GPU {rank})"
+    messages = failed(run)
+    assert set(messages) == {
+        "test_process_group_started_on_every_rank",
+        "test_allreduce_correct",
+        "test_allgather_and_reducescatter",
+        "test_nccl_p2p_not_disabled",
+    }, run.describe()
+    assert (
+        f"process group not initialised on {who}"
+        in messages["test_process_group_started_on_every_rank"]
+    )
+    correct = messages["test_allreduce_correct"]
+    assert f"{who}: 3 of 16777216 elements wrong, first at 11: 5.0 instead of 36.0" in correct
+    assert f"{who}: the timed all-reduce gave a wrong sum" in correct
+    assert (
+        "allgather and reducescatter gave wrong data on at least one rank"
+        in messages["test_allgather_and_reducescatter"]
+    )
+    assert f"'{who}': 'NCCL_P2P_DISABLE=1'" in messages["test_nccl_p2p_not_disabled"]
+    others = [f"rank {r} (GPU {r})" for r in RANKS if r != rank]
+    assert not any(o in correct for o in others), correct
+
+
+@pytest.mark.parametrize("op", ["allgather", "reducescatter"])
+def test_one_op_wrong_on_the_last_rank_names_that_op(run_suite, op):
+    facts, bundle = healthy()
+    bundle["ranks"][7][op]["verified"] = False
+    run = run_suite("distributed", *H100_ARGS, "-k", "allgather", facts=facts, collectives=bundle)
+    assert set(failed(run)) == {"test_allgather_and_reducescatter"}, run.describe()
+    message = run.messages["test_allgather_and_reducescatter"]
+    assert f"{op} gave wrong data on at least one rank" in message
+    assert " and " not in message.split(" gave")[0]
+
+
+@pytest.mark.parametrize("level", ["LOC", "loc", "0"])
+def test_p2p_level_loc_on_one_rank_is_p2p_off(run_suite, level):
+    facts, bundle = healthy()
+    bundle["ranks"][6]["nccl"]["effective"]["NCCL_P2P_LEVEL"] = level
+    run = run_suite("distributed", *H100_ARGS, "-k", "p2p_not", facts=facts, collectives=bundle)
+    assert set(failed(run)) == {"test_nccl_p2p_not_disabled"}, run.describe()
+    assert (
+        f"'rank 6 (GPU 6)': 'NCCL_P2P_LEVEL={level}'" in run.messages["test_nccl_p2p_not_disabled"]
+    )
+
+
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("rank", [0, 7])
+def test_a_rank_without_an_op_result_is_an_error_not_a_skip(op, rank):
+    _, bundle = healthy()
+    del bundle["ranks"][rank][op]
+    run = CollectiveRun("recorded.json", {r["rank"]: r for r in bundle["ranks"]})
+    with pytest.raises(CollectivesError, match=rf"rank {rank} \(GPU {rank}\) has no {op} result"):
+        run.bandwidth(op)
+
+
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("rank", [0, 7])
+def test_one_rank_unverified_makes_the_op_unverified(op, rank):
+    _, bundle = healthy()
+    run = CollectiveRun("recorded.json", {r["rank"]: r for r in bundle["ranks"]})
+    assert run.bandwidth(op).verified is True
+    bundle["ranks"][rank][op]["verified"] = False
+    assert run.bandwidth(op).verified is False
+    del bundle["ranks"][rank][op]["verified"]  # a result that does not say is not verified
+    assert run.bandwidth(op).verified is False
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_ranks_of_different_speeds_average_their_times(op):
+    """nccl-tests' convention: the ranks' times are averaged, so one slow rank lowers the
+    figure for all, and a rank's skip is the op's skip."""
+    _, bundle = healthy()
+    for entry in bundle["ranks"]:
+        entry[op]["median_s"] = 0.1
+    bundle["ranks"][5][op]["median_s"] = 0.9  # one rank 9x slower
+    run = CollectiveRun("recorded.json", {r["rank"]: r for r in bundle["ranks"]})
+    bw = run.bandwidth(op)
+    nbytes = bundle["ranks"][0][op]["bytes"]
+    assert bw.seconds == pytest.approx(statistics.fmean([0.1] * 7 + [0.9]))
+    assert (bw.op, bw.nbytes, bw.world) == (op, nbytes, 8)
+    assert bw.algbw_gbps == pytest.approx(nbytes / 0.2 / 1e9)
+    assert bw.busbw_gbps == pytest.approx(bw.algbw_gbps * BUSBW_FACTOR[op](8))
+    bundle["ranks"][3][op] = {"skipped": "one rank: nothing to reduce"}
+    assert run.bandwidth(op) == "one rank: nothing to reduce"
+
+
+def test_one_slow_rank_pulls_the_node_under_the_all_reduce_floor(run_suite):
+    facts, bundle = healthy()
+    bundle["ranks"][2]["allreduce"]["median_s"] *= 8  # the others' times are unchanged
+    run = run_suite("distributed", *H100_ARGS, "-k", "bus_band", facts=facts, collectives=bundle)
+    assert set(failed(run)) == {"test_allreduce_bus_bandwidth"}, run.describe()
+    message = run.messages["test_allreduce_bus_bandwidth"]
+    assert "all-reduce bus bandwidth below the floor: measured" in message
+    assert "(floor 384.0," in message and "8 ranks, 8.00 GiB float32" in message
+
+
+# ---- every direction ----
+
+
+def test_one_direction_of_a_pair_fails_the_pair(run_suite):
+    facts, bundle = healthy()
+    pair_of(bundle, 0, 1)["peer_access"]["a_to_b"] = False
+    pair_of(bundle, 2, 3)["peer_access"]["b_to_a"] = False
+    pair_of(bundle, 3, 5)["unidir_gbps"]["a_to_b"] = 150.0
+    pair_of(bundle, 1, 6)["unidir_gbps"]["b_to_a"] = 150.0
+    pair_of(bundle, 4, 7)["verified"] = False
+    run = run_suite("distributed", *H100_ARGS, facts=facts, collectives=bundle)
+    assert set(failed(run)) == {
+        "test_peer_access_where_expected",
+        "test_no_slow_gpu_pair",
+        "test_peer_copies_verified",
+    }, run.describe()
+    access = run.messages["test_peer_access_where_expected"]
+    assert "GPU 0 <-> GPU 1 (NV18 through NVSwitch): {'a_to_b': False, 'b_to_a': True}" in access
+    assert "GPU 2 <-> GPU 3 (NV18 through NVSwitch): {'a_to_b': True, 'b_to_a': False}" in access
+    slow = run.messages["test_no_slow_gpu_pair"]
+    assert "GPU 3 <-> GPU 5: 150 GB/s, others 382" in slow
+    assert "GPU 1 <-> GPU 6: 150 GB/s, others 382" in slow
+    assert "GPU 0 <-> GPU 1" not in slow
+    assert (
+        "peer copies delivered wrong data: GPU 4 <-> GPU 7."
+        in run.messages["test_peer_copies_verified"]
+    )
+
+
+@pytest.mark.parametrize(("ratio", "slow"), [(0.75, False), (0.7499, True)])
+def test_a_pair_at_three_quarters_of_its_peers_is_not_slow_and_just_under_is(
+    run_suite, ratio, slow
+):
+    facts, bundle = healthy()
+    for pair in bundle["ranks"][0]["p2p"]["pairs"]:
+        pair["unidir_gbps"] = {"a_to_b": 400.0, "b_to_a": 400.0}
+    pair_of(bundle, 2, 6)["unidir_gbps"]["b_to_a"] = 400.0 * ratio
+    run = run_suite("distributed", *H100_ARGS, "-k", "slow", facts=facts, collectives=bundle)
+    assert run.outcomes["test_no_slow_gpu_pair"] == ("failed" if slow else "passed"), run.describe()
+
+
+# ---- a 2-GPU NVLink node ----
+
+
+def two_gpu_node() -> tuple[dict, dict]:
+    """The healthy node cut to its first two GPUs: ranks, progress, pairs and topology."""
+    facts, bundle = healthy()
+    facts["devices"] = facts["devices"][:2]
+    facts["topology"]["gpus"] = facts["topology"]["gpus"][:2]
+    facts["topology"]["pairs"] = [p for p in facts["topology"]["pairs"] if p["gpus"] == [0, 1]]
+    for key in ("ranks", "progress"):
+        bundle[key] = bundle[key][:2]
+        for entry in bundle[key]:
+            entry["world_size"] = entry["local_world_size"] = 2
+    p2p = bundle["ranks"][0]["p2p"]
+    p2p["devices"] = p2p["devices"][:2]
+    p2p["pairs"] = [pair_of(bundle, 0, 1)]
+    return facts, bundle
+
+
+def test_a_two_gpu_nvlink_node_judges_its_one_pair(run_suite):
+    facts, bundle = two_gpu_node()
+    args = ("-m", "h100 and distributed", "--gpus", "2", "-k", "peer or pair or started")
+    run = run_suite("distributed", *args, facts=facts, collectives=bundle)
+    assert not failed(run), run.describe()
+    assert run.outcomes["test_peer_copy_bandwidth"] == "passed", run.describe()
+    pair_of(bundle, 0, 1)["peer_access"]["b_to_a"] = False
+    pair_of(bundle, 0, 1)["unidir_gbps"]["a_to_b"] = 100.0
+    run = run_suite("distributed", *args, facts=facts, collectives=bundle)
+    assert set(failed(run)) == {
+        "test_peer_access_where_expected",
+        "test_peer_copy_bandwidth",
+    }, run.describe()
+    assert (
+        "GPU 0 <-> GPU 1 (NV18 through NVSwitch)" in run.messages["test_peer_access_where_expected"]
+    )
+    assert (
+        "median of 1 GPU pairs) below the floor: measured 100.0 GB/s"
+        in run.messages["test_peer_copy_bandwidth"]
+    )
+
+
+def test_a_two_gpu_job_on_an_eight_gpu_node_is_short_of_ranks(run_suite):
+    facts, _ = healthy()
+    _, bundle = two_gpu_node()
+    run = run_suite("distributed", *H100_ARGS, "-k", "started", facts=facts, collectives=bundle)
+    assert (
+        "ranks per node differ from the 8 GPUs of this node: {'hgx-h100-01': 2}"
+        in (run.messages["test_process_group_started_on_every_rank"])
+    ), run.describe()
+
+
+# ---- the floors of every class ----
+
+
+def classes_with(key: str) -> list[str]:
+    names = sorted(p.stem for p in spec_dir().glob("*.json") if p.stem != "spec.schema")
+    return [n for n in names if (load_spec(n).figures.get(key) or {}).get("floor")]
+
+
+def with_busbw(bundle: dict, busbw: float) -> dict:
+    """Every rank's all-reduce timed so that the node's bus bandwidth is `busbw`."""
+    bundle = copy.deepcopy(bundle)
+    world = len(bundle["ranks"])
+    for entry in bundle["ranks"]:
+        timed = entry["allreduce"]
+        timed["median_s"] = timed["bytes"] * BUSBW_FACTOR["allreduce"](world) / (busbw * 1e9)
+    return bundle
+
+
+def with_unidir(bundle: dict, gbps: float) -> dict:
+    bundle = copy.deepcopy(bundle)
+    for pair in bundle["ranks"][0]["p2p"]["pairs"]:
+        pair["unidir_gbps"] = {"a_to_b": gbps, "b_to_a": gbps}
+    return bundle
+
+
+def cpu_job() -> dict:
+    """Two gloo ranks on one host, from the healthy node's first two ranks."""
+    _, bundle = two_gpu_node()
+    for entry in bundle["ranks"]:
+        entry.update(backend="gloo", device={"kind": "cpu"})
+        entry.pop("p2p", None)  # gloo on CPU: no peer copies
+    for entry in bundle["progress"]:
+        entry["device"] = {"kind": "cpu"}
+    return bundle
+
+
+@pytest.mark.parametrize("name", classes_with("allreduce_busbw_gbps"))
+def test_all_reduce_floor_of_every_class(run_suite, name):
+    spec = load_spec(name)
+    figure = spec.figures["allreduce_busbw_gbps"]
+    floor = figure["floor"]["value"]
+    assert judge("allreduce_busbw_gbps", floor, figure).verdict != FAIL  # at the floor
+    if spec.backend == "cpu":
+        facts, bundle, args = synthetic_snapshot(spec), cpu_job(), ("-m", "cpu and distributed")
+    else:
+        facts, bundle = synthetic_snapshot(spec, gpus=8), healthy()[1]
+        args = ("-m", f"{name} and distributed", "--gpus", "8")
+    args = (*args, "-k", "bus_bandwidth")
+    below = run_suite(
+        "distributed", *args, facts=facts, collectives=with_busbw(bundle, floor * (1 - EPS))
+    )
+    assert below.outcomes["test_allreduce_bus_bandwidth"] == "failed", below.describe()
+    assert (
+        "all-reduce bus bandwidth below the floor" in below.messages["test_allreduce_bus_bandwidth"]
+    )
+    above = run_suite(
+        "distributed", *args, facts=facts, collectives=with_busbw(bundle, floor * (1 + EPS))
+    )
+    assert above.outcomes["test_allreduce_bus_bandwidth"] == "passed", above.describe()
+    assert above.judgements["test_allreduce_bus_bandwidth"]["floor"] == floor
+
+
+@pytest.mark.parametrize("name", classes_with("p2p_unidir_gbps"))
+def test_peer_copy_floor_of_every_class(run_suite, name):
+    spec = load_spec(name)
+    floor = spec.figures["p2p_unidir_gbps"]["floor"]["value"]
+    facts, bundle = synthetic_snapshot(spec, gpus=8), healthy()[1]
+    args = ("-m", f"{name} and distributed", "--gpus", "8", "-k", "peer_copy_bandwidth")
+    for value, outcome in ((floor * (1 - EPS), "failed"), (floor, "passed")):
+        run = run_suite("distributed", *args, facts=facts, collectives=with_unidir(bundle, value))
+        assert run.outcomes["test_peer_copy_bandwidth"] == outcome, (value, run.describe())
+        assert run.judgements["test_peer_copy_bandwidth"]["measured"] == value
