@@ -1,0 +1,236 @@
+"""Mutation testing of rigcheck's judging code with mutmut, one area at a time.
+
+    python tools/mutation.py                      # every area (about 30 min on 2 cores)
+    python tools/mutation.py verdict distributed  # some areas
+    python tools/mutation.py --changed origin/main --budget 300   # CI: files a change touched
+    python tools/mutation.py --list               # the areas, their files and their tests
+
+(Python 3.11 or later: it reads pyproject.toml with tomllib.)
+
+Each area is mutated in its own copy of the checkout (build/mutation/AREA/, mutmut's mutants/
+inside it), against the self-tests that decide it, so areas run in parallel or one at a time
+and a run's results stay for `cd build/mutation/AREA && mutmut show NAME`. The [tool.mutmut]
+section of pyproject.toml is the shared configuration; this script only narrows its
+only_mutate and its test selection per area. Prints per area: mutants, killed, survived, score
+(killed + timeout over checked, mutmut's own formula), and writes build/mutation/summary.json.
+Survivors judged equivalent are listed, with why, in tests/mutation/survivors.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import tomllib
+
+REPO = Path(__file__).resolve().parents[1]
+WORK = REPO / "build" / "mutation"
+MUTMUT = Path(sys.executable).with_name("mutmut")
+
+
+@dataclass(frozen=True)
+class Area:
+    files: tuple[str, ...]  # glob patterns, relative to the checkout
+    tests: tuple[str, ...]  # the self-tests that decide them
+
+
+AREAS = {
+    "verdict": Area(
+        ("rigcheck/verdict.py",),
+        ("tests/boundaries/test_judging_rules.py", "tests/perf/test_replay_judging.py"),
+    ),
+    "measure-check": Area(
+        ("rigcheck/measure/check.py",),
+        (
+            "tests/boundaries/test_judging_rules.py",
+            "tests/boundaries/test_perf_floors.py",
+            "tests/perf/test_replay_judging.py",
+            "tests/perf/test_judging_parts.py",
+            "tests/perf/test_plugin_runs.py",
+        ),
+    ),
+    "suites-perf": Area(
+        ("suites/perf/*.py",),
+        ("tests/boundaries/test_perf_floors.py", "tests/perf/test_replay_judging.py"),
+    ),
+    "distributed": Area(
+        ("rigcheck/distributed/results.py", "suites/distributed/test_collectives.py"),
+        (
+            "tests/boundaries/test_collective_rules.py",
+            "tests/distributed/test_dist_replays.py",
+            "tests/distributed/test_hang_diagnosis.py",
+        ),
+    ),
+    "topology": Area(
+        ("suites/distributed/test_topology.py",),
+        ("tests/distributed/test_dist_replays.py", "tests/boundaries/test_collective_rules.py"),
+    ),
+    "facts": Area(
+        ("suites/facts/*.py", "rigcheck/require.py"),
+        ("tests/boundaries", "tests/replay"),
+    ),
+    "spec-detect": Area(
+        ("rigcheck/spec.py", "rigcheck/detect.py"),
+        ("tests/spec", "tests/foundation/test_detect.py", "tests/replay/test_class_selection.py"),
+    ),
+    "memory": Area(
+        ("rigcheck/memory/*.py", "suites/memory/*.py"),
+        ("tests/memory",),
+    ),
+}
+STATUS = {1: "killed", 3: "killed", 0: "survived", 5: "no tests", 33: "no tests", 34: "skipped"}
+STATUS |= {36: "timeout", -24: "timeout", 24: "timeout", 152: "timeout", 255: "timeout"}
+STATUS |= {None: "not checked"}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("areas", nargs="*", help=f"default: all of {', '.join(AREAS)}")
+    parser.add_argument(
+        "--changed",
+        metavar="BASE",
+        help="mutate only the judging files changed since BASE (e.g. origin/main)",
+    )
+    parser.add_argument("--budget", type=float, default=3600, help="seconds for the whole run")
+    parser.add_argument("--jobs", type=int, default=2, help="mutants tested at once (default 2)")
+    parser.add_argument("--fail-under", type=float, help="exit 1 if an area scores below this %%")
+    parser.add_argument("--list", action="store_true", help="show the areas and exit")
+    args = parser.parse_args(argv)
+    unknown = [a for a in args.areas if a not in AREAS]
+    if unknown:
+        parser.error(f"unknown area {', '.join(unknown)}: choose from {', '.join(AREAS)}")
+    if args.list:
+        for name, area in AREAS.items():
+            print(f"{name}: {' '.join(area.files)}\n    tests: {' '.join(area.tests)}")
+        return 0
+    plan = planned(args.areas or list(AREAS), args.changed)
+    if not plan:
+        print(f"no judging file changed since {args.changed}: nothing to mutate")
+        return 0
+    deadline = time.monotonic() + args.budget
+    summary = {}
+    for name, files in plan.items():
+        left = deadline - time.monotonic()
+        if left < 30:
+            print(f"{name}: not run, the budget ({args.budget:.0f} s) is spent")
+            continue
+        summary[name] = run_area(name, files, AREAS[name].tests, left, args.jobs)
+        print(line(name, summary[name]), flush=True)
+    WORK.mkdir(parents=True, exist_ok=True)
+    (WORK / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+    print(f"results: {WORK / 'summary.json'}; survivors: mutmut results in build/mutation/AREA")
+    low = [n for n, s in summary.items() if args.fail_under and s["score"] < args.fail_under]
+    return 1 if low else 0
+
+
+def planned(names: list[str], base: str | None) -> dict[str, list[str]]:
+    """area -> the files it mutates (only those changed since `base`, when given)."""
+    tracked = git("ls-files", "-co", "--exclude-standard").splitlines()
+    changed = None
+    if base:
+        changed = set(git("diff", "--name-only", f"{base}...HEAD").splitlines())
+        changed |= set(git("diff", "--name-only", "HEAD").splitlines())  # uncommitted too
+    plan = {}
+    for name in names:
+        files = [f for f in tracked if any(fnmatch.fnmatch(f, p) for p in AREAS[name].files)]
+        files = [f for f in files if changed is None or f in changed]
+        if files:
+            plan[name] = sorted(files)
+    return plan
+
+
+def run_area(name: str, files: list[str], tests: tuple[str, ...], budget: float, jobs: int):
+    workdir = WORK / name
+    copy_checkout(workdir)
+    write_config(workdir / "pyproject.toml", files, tests)
+    env = {**os.environ, "CI": "1", "RIGCHECK_REPORT_DIR": str(workdir / "reports")}
+    env.pop("PYTHONPATH", None)  # mutmut puts its mutants/ first; the checkout must not shadow it
+    command = ["nice", "-n", "10", str(MUTMUT), "run", "--max-children", str(jobs)]
+    started = time.monotonic()
+    with open(workdir / "mutmut.log", "w") as log:
+        try:
+            subprocess.run(command, cwd=workdir, env=env, stdout=log, stderr=log, timeout=budget)
+        except subprocess.TimeoutExpired:
+            print(f"{name}: stopped at the budget; unchecked mutants are counted as such")
+    result = tally(workdir, files)
+    result["seconds"] = round(time.monotonic() - started)
+    return result
+
+
+def copy_checkout(workdir: Path) -> None:
+    """The checkout's files as git sees them (tracked and new, not ignored)."""
+    if workdir.exists():
+        shutil.rmtree(workdir)
+    for file in git("ls-files", "-co", "--exclude-standard").splitlines():
+        source = REPO / file
+        if source.is_file():
+            (workdir / file).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, workdir / file)
+
+
+def write_config(pyproject: Path, files: list[str], tests: tuple[str, ...]) -> None:
+    """The shared [tool.mutmut] section, narrowed to this area's files and tests."""
+    text = pyproject.read_text()
+    config = tomllib.loads(text).get("tool", {}).get("mutmut", {})
+    config["only_mutate"] = files
+    config["pytest_add_cli_args_test_selection"] = list(tests)
+    kept, inside = [], False
+    for row in text.splitlines():
+        if row.startswith("["):
+            inside = row.strip() == "[tool.mutmut]"
+        if not inside:
+            kept.append(row)
+    section = ["", "[tool.mutmut]"] + [f"{k} = {json.dumps(v)}" for k, v in config.items()]
+    pyproject.write_text("\n".join(kept + section) + "\n")
+
+
+def tally(workdir: Path, files: list[str]) -> dict:
+    """Counts per status, per file and in all, and the survivors' names."""
+    counts: dict[str, int] = {}
+    per_file, survivors = {}, []
+    for file in files:
+        meta = workdir / "mutants" / f"{file}.meta"
+        codes = json.loads(meta.read_text())["exit_code_by_key"] if meta.exists() else {}
+        mine: dict[str, int] = {}
+        for key, code in codes.items():
+            status = STATUS.get(code, "suspicious")
+            mine[status] = mine.get(status, 0) + 1
+            if status in ("survived", "no tests"):
+                survivors.append(key)
+        per_file[file] = mine
+        for status, n in mine.items():
+            counts[status] = counts.get(status, 0) + n
+    return {**score(counts), "counts": counts, "files": per_file, "survivors": sorted(survivors)}
+
+
+def score(counts: dict[str, int]) -> dict:
+    caught = counts.get("killed", 0) + counts.get("timeout", 0)
+    checked = sum(counts.values()) - counts.get("not checked", 0) - counts.get("skipped", 0)
+    return {"mutants": sum(counts.values()), "checked": checked, "caught": caught,
+            "score": round(100 * caught / checked, 1) if checked else 0.0}  # fmt: skip
+
+
+def line(name: str, result: dict) -> str:
+    c = result["counts"]
+    return (
+        f"{name}: {result['score']:.1f}% ({result['caught']} of {result['checked']} checked "
+        f"mutants caught; {c.get('survived', 0)} survived, {c.get('no tests', 0)} untested, "
+        f"{c.get('not checked', 0)} not checked; {result['seconds']} s)"
+    )
+
+
+def git(*args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+if __name__ == "__main__":
+    sys.exit(main())
