@@ -114,6 +114,14 @@ def test_small_figures_keep_three_significant_digits():
     assert judge("x", 9.99, {**figure, "datasheet": None}).reason.endswith("datasheet unknown)")
 
 
+@pytest.mark.parametrize(
+    ("measured", "shown"), [(9.99, "9.99"), (10.0, "10.0"), (10.04, "10.0"), (-12.5, "-12.5")]
+)
+def test_ten_is_the_first_figure_shown_with_one_decimal(measured, shown):
+    figure = {"unit": "GB/s", "floor": {"value": 1.0, "source": "s"}}
+    assert f"measured {shown} GB/s (floor 1, " in judge("x", measured, figure).reason
+
+
 def test_the_ratio_to_the_datasheet_and_the_recorded_dict():
     judged = judge("x", 700.0, FIGURE)
     assert judged.ratio_to_datasheet == 0.7
