@@ -125,7 +125,9 @@ def main(argv: list[str] | None = None) -> int:
         summary[name] = run_area(name, files, AREAS[name].tests, left, args.jobs)
         print(line(name, summary[name]), flush=True)
     WORK.mkdir(parents=True, exist_ok=True)
-    (WORK / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+    path = WORK / "summary.json"  # areas run earlier (or side by side) keep their results
+    earlier = json.loads(path.read_text()) if path.exists() else {}
+    path.write_text(json.dumps({**earlier, **summary}, indent=1) + "\n")
     print(f"results: {WORK / 'summary.json'}; survivors: mutmut results in build/mutation/AREA")
     low = [n for n, s in summary.items() if args.fail_under and s["score"] < args.fail_under]
     return 1 if low else 0
