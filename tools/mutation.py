@@ -65,6 +65,7 @@ AREAS = {
         ("rigcheck/distributed/results.py", "suites/distributed/test_collectives.py"),
         (
             "tests/boundaries/test_collective_rules.py",
+            "tests/boundaries/test_collective_results.py",
             "tests/distributed/test_dist_replays.py",
             "tests/distributed/test_hang_diagnosis.py",
         ),
@@ -102,18 +103,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--budget", type=float, default=3600, help="seconds for the whole run")
     parser.add_argument("--jobs", type=int, default=2, help="mutants tested at once (default 2)")
     parser.add_argument("--fail-under", type=float, help="exit 1 if an area scores below this %%")
-    parser.add_argument("--list", action="store_true", help="show the areas and exit")
+    parser.add_argument("--list", action="store_true", help="show what would be mutated, and exit")
     args = parser.parse_args(argv)
     unknown = [a for a in args.areas if a not in AREAS]
     if unknown:
         parser.error(f"unknown area {', '.join(unknown)}: choose from {', '.join(AREAS)}")
-    if args.list:
-        for name, area in AREAS.items():
-            print(f"{name}: {' '.join(area.files)}\n    tests: {' '.join(area.tests)}")
-        return 0
     plan = planned(args.areas or list(AREAS), args.changed)
     if not plan:
         print(f"no judging file changed since {args.changed}: nothing to mutate")
+        return 0
+    if args.list:  # what would be mutated, against which tests
+        for name, files in plan.items():
+            print(f"{name}: {' '.join(files)}\n    tests: {' '.join(AREAS[name].tests)}")
         return 0
     deadline = time.monotonic() + args.budget
     summary = {}
