@@ -316,3 +316,92 @@ def test_peer_copy_floor_of_every_class(run_suite, name):
         run = run_suite("distributed", *args, facts=facts, collectives=with_unidir(bundle, value))
         assert run.outcomes["test_peer_copy_bandwidth"] == outcome, (value, run.describe())
         assert run.judgements["test_peer_copy_bandwidth"]["measured"] == value
+
+
+# ---- what each check says when it passes with a warning, skips, or cannot check ----
+
+
+def scaled(bundle: dict, op: str, nbytes: int, busbw: float) -> None:
+    """Every rank's `op` over `nbytes`, timed for a bus bandwidth of `busbw`."""
+    world = len(bundle["ranks"])
+    for entry in bundle["ranks"]:
+        entry[op]["bytes"] = nbytes
+        entry[op]["median_s"] = nbytes * BUSBW_FACTOR[op](world) / (busbw * 1e9)
+
+
+def test_a_cpu_host_gets_gloo_advice_and_skips_what_is_nccl_or_gpu_only(run_suite):
+    spec = load_spec("cpu")
+    bundle = cpu_job()
+    scaled(bundle, "allreduce", 64 * 2**20, 0.3)  # the floor is 0.4 GB/s
+    run = run_suite("distributed", "-m", "cpu and distributed", facts=synthetic_snapshot(spec),
+                    collectives=bundle)  # fmt: skip
+    message = run.messages["test_allreduce_bus_bandwidth"]
+    assert run.outcomes["test_allreduce_bus_bandwidth"] == "failed", run.describe()
+    assert "Run: 2 ranks, 64 MiB float32, algbw 0.30 GB/s, gloo. On a CPU host" in message
+    assert "NVLS" not in message
+    skipped = {n: m for n, m in run.messages.items() if run.outcomes[n] == "skipped"}
+    assert "gloo backend: NCCL is not used on this class" in skipped["test_nccl_p2p_not_disabled"]
+    assert "gloo on CPU: no GPU pairs to copy between" in skipped["test_peer_copies_verified"]
+
+
+def test_figures_in_the_warning_band_pass_and_say_so(run_suite):
+    facts, bundle = healthy()
+    scaled(bundle, "allreduce", 8 * 2**30, 400.0)  # floor 384, warns under 432
+    for pair in bundle["ranks"][0]["p2p"]["pairs"]:
+        pair["unidir_gbps"] = {"a_to_b": 320.0, "b_to_a": 330.0}  # floor 304, warns under 342
+    run = run_suite("distributed", *H100_ARGS, "-k", "bandwidth", facts=facts, collectives=bundle)
+    assert run.outcomes["test_allreduce_bus_bandwidth"] == "passed", run.describe()
+    assert run.outcomes["test_peer_copy_bandwidth"] == "passed", run.describe()
+    assert "all-reduce bus bandwidth more than 10% under the achievable figure: measured 400.0" in (
+        run.output
+    )
+    assert "peer-copy bandwidth more than 10% under the achievable figure: measured 320.0" in (
+        run.output
+    )
+    assert "NVLS used: True" in run.output and "NCCL settings: defaults" in run.output
+
+
+def test_nccl_context_names_its_settings_and_the_slow_pair_advice(run_suite):
+    facts, bundle = healthy()
+    scaled(bundle, "allreduce", 512 * 2**20, 100.0)
+    for entry in bundle["ranks"]:
+        entry["nccl"]["effective"]["NCCL_ALGO"] = "Ring"
+    run = run_suite("distributed", *H100_ARGS, "-k", "bus_band", facts=facts, collectives=bundle)
+    message = run.messages["test_allreduce_bus_bandwidth"]
+    assert "8 ranks, 512 MiB float32, algbw 57.14 GB/s, nccl 2.21.5;" in message, message
+    assert "NCCL settings: {'NCCL_ALGO': 'Ring'}" in message
+    assert "Look for a slow pair (test_no_slow_gpu_pair)" in message
+
+
+def test_peer_checks_without_peer_copies_fail_or_skip_with_the_reason(run_suite):
+    facts, bundle = healthy()
+    del bundle["ranks"][0]["p2p"]
+    run = run_suite("distributed", *H100_ARGS, "-k", "peer", facts=facts, collectives=bundle)
+    assert set(failed(run)) == {
+        "test_peer_access_where_expected",
+        "test_peer_copies_verified",
+        "test_peer_copy_bandwidth",
+    }, run.describe()
+    for message in failed(run).values():
+        assert "cannot check: no rank recorded peer copies (local rank 0 runs them)" in message
+    bundle["ranks"][0]["p2p"] = {"skipped": "one visible GPU"}
+    run = run_suite("distributed", *H100_ARGS, "-k", "peer", facts=facts, collectives=bundle)
+    assert set(run.outcomes.values()) == {"skipped"}, run.describe()
+    assert "no GPU pair to measure: one visible GPU" in run.messages["test_peer_copies_verified"]
+
+
+def test_a_socket_interface_that_exists_passes_and_none_set_skips(run_suite):
+    facts, bundle = healthy()
+    args = (*H100_ARGS, "-k", "socket")
+    run = run_suite("distributed", *args, facts=facts, collectives=bundle)
+    assert "NCCL_SOCKET_IFNAME not set" in run.messages["test_nccl_socket_interface_exists"]
+    for entry in bundle["ranks"]:
+        entry["nccl"]["effective"]["NCCL_SOCKET_IFNAME"] = "eth"
+    run = run_suite("distributed", *args, facts=facts, collectives=bundle)
+    assert run.outcomes["test_nccl_socket_interface_exists"] == "passed", run.describe()
+    bundle["ranks"][4]["interfaces"] = ["ens5", "lo"]
+    run = run_suite("distributed", *args, facts=facts, collectives=bundle)
+    assert (
+        "rank 4 (GPU 4) on hgx-h100-01: NCCL_SOCKET_IFNAME=eth matches none of ens5, lo. Set it"
+        in run.messages["test_nccl_socket_interface_exists"]
+    ), run.describe()
