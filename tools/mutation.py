@@ -52,9 +52,7 @@ AREAS = {
         (
             "tests/boundaries/test_judging_rules.py",
             "tests/boundaries/test_perf_floors.py",
-            "tests/perf/test_replay_judging.py",
-            "tests/perf/test_judging_parts.py",
-            "tests/perf/test_plugin_runs.py",
+            "tests/perf",
         ),
     ),
     "suites-perf": Area(
