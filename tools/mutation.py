@@ -4,6 +4,7 @@
     python tools/mutation.py verdict distributed  # some areas
     python tools/mutation.py --changed origin/main --budget 300   # CI: files a change touched
     python tools/mutation.py --list               # the areas, their files and their tests
+    python tools/mutation.py --report             # tally the results so far, survivors named
 
 (Python 3.11 or later: it reads pyproject.toml with tomllib.)
 
@@ -101,6 +102,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--budget", type=float, default=3600, help="seconds for the whole run")
     parser.add_argument("--jobs", type=int, default=2, help="mutants tested at once (default 2)")
     parser.add_argument("--fail-under", type=float, help="exit 1 if an area scores below this %%")
+    parser.add_argument(
+        "--report",
+        action="store_true",
+        help="only tally the results already in build/mutation/AREA (also while it runs)",
+    )
     parser.add_argument("--list", action="store_true", help="show what would be mutated, and exit")
     args = parser.parse_args(argv)
     unknown = [a for a in args.areas if a not in AREAS]
@@ -113,6 +119,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.list:  # what would be mutated, against which tests
         for name, files in plan.items():
             print(f"{name}: {' '.join(files)}\n    tests: {' '.join(AREAS[name].tests)}")
+        return 0
+    if args.report:
+        for name, files in plan.items():
+            if (WORK / name / "mutants").exists():
+                result = tally(WORK / name, files)
+                print(line(name, {**result, "seconds": "?"}))
+                for survivor in result["survivors"]:
+                    print(f"    {survivor}")
         return 0
     deadline = time.monotonic() + args.budget
     summary = {}
