@@ -53,6 +53,7 @@ AREAS = {
         (
             "tests/boundaries/test_judging_rules.py",
             "tests/boundaries/test_perf_floors.py",
+            "tests/boundaries/test_perf_check_paths.py",
             "tests/perf",
         ),
     ),

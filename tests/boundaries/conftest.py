@@ -26,6 +26,7 @@ class Run:
     messages: dict[str, str]  # test name -> failure, error or skip text
     judgements: dict[str, dict[str, Any]]  # test name -> its recorded rigcheck judgement
     output: str
+    properties: dict[str, dict[str, Any]]  # test name -> every recorded property, as values
 
     def describe(self, names=None) -> str:
         names = names or self.outcomes
@@ -73,6 +74,16 @@ def run_suite(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch):
             if "rigcheck" in case.properties
         }
         output = result.stdout.str() + "\n" + result.stderr.str()
-        return Run(int(result.ret), outcomes, messages, judgements, output)
+        properties = {
+            name: {k: _value(v) for k, v in case.properties.items()} for name, case in cases.items()
+        }
+        return Run(int(result.ret), outcomes, messages, judgements, output, properties)
 
     return run
+
+
+def _value(text: str) -> Any:
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
