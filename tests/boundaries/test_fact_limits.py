@@ -202,3 +202,19 @@ def test_a_mixed_node_names_the_odd_gpu(run_suite):
     assert run.outcomes["test_product_matches_class"] == "failed", run.describe()
     assert "GPU 1: expected NVIDIA H100 SXM5 80GB (HBM3) (PCI 0x2330), found" in message
     assert "GPU 0:" not in message, message
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known gap (issue 18 note, for suites/facts, being reworked under issue 10): the "
+    "smoke checks accept a result list shorter than the GPU count, so one GPU's success "
+    "passes for all. Remove this mark when the check compares the list with the devices.",
+)
+def test_a_smoke_list_shorter_than_the_gpus_fails(run_suite):
+    facts = synthetic_snapshot(load_spec("h100"), gpus=2)
+    facts["smoke"]["bf16_matmul"] = facts["smoke"]["bf16_matmul"][:1]
+    facts["smoke"]["fp8_matmul"] = facts["smoke"]["fp8_matmul"][:1]
+    run = run_suite(
+        "facts", "-m", "h100 and facts", "--gpus", "2", "-k", "matmul_runs", facts=facts
+    )
+    assert set(failed(run)) == {"test_bf16_matmul_runs", "test_fp8_matmul_runs"}, run.describe()
