@@ -24,6 +24,7 @@ def entry(run) -> Entry:
 
 def test_a_live_figure_keeps_torch_warnings_once_and_its_telemetry_and_wall_time():
     def run(device, timer, spec):
+        assert spec.name == "cpu" and timer.device.type == "cpu"  # the class's spec, the device
         warnings.warn("TF32 is off", stacklevel=1)
         warnings.warn("TF32 is off", stacklevel=1)
         warnings.warn("slow path", stacklevel=1)
@@ -44,14 +45,17 @@ def test_a_live_figure_keeps_torch_warnings_once_and_its_telemetry_and_wall_time
 def test_a_kernel_that_raises_fails_with_what_torch_said():
     def run(device, timer, spec):
         warnings.warn("cuBLAS workspace too small", stacklevel=1)
+        warnings.warn("cuBLAS workspace too small", stacklevel=1)
+        warnings.warn("TF32 off", stacklevel=1)
         raise RuntimeError("CUDA error: an illegal memory access")
 
     with pytest.raises(pytest.fail.Exception) as failed:
         run_live(entry(run), CPU, load_spec("cpu"), None)
     assert str(failed.value) == (
         "matmul_fp32_tflops could not be measured on cpu: RuntimeError: CUDA error: an illegal "
-        "memory access (torch warned: cuBLAS workspace too small)"
+        "memory access (torch warned: cuBLAS workspace too small; TF32 off)"
     )
+    assert failed.value.pytrace is False  # the message is the finding, not a traceback
 
     def silent(device, timer, spec):
         raise ValueError("no")
@@ -70,6 +74,7 @@ def test_a_device_torch_cannot_see_fails_naming_it():
     assert str(failed.value) == (
         "cannot measure matmul_fp32_tflops: GPU 3 is not among the 2 device(s) torch sees"
     )
+    assert failed.value.pytrace is False
 
 
 def replay(values: dict) -> dict:
