@@ -5,6 +5,7 @@
     python tools/mutation.py --changed origin/main --budget 300   # CI: files a change touched
     python tools/mutation.py --list               # the areas, their files and their tests
     python tools/mutation.py --report             # tally the results so far, survivors named
+    python tools/mutation.py distributed --sample 20   # a systematic fifth of the mutants
 
 (Python 3.11 or later: it reads pyproject.toml with tomllib.)
 
@@ -104,6 +105,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=2, help="mutants tested at once (default 2)")
     parser.add_argument("--fail-under", type=float, help="exit 1 if an area scores below this %%")
     parser.add_argument(
+        "--sample",
+        type=int,
+        default=100,
+        choices=range(10, 101, 10),
+        metavar="PERCENT",
+        help="test a systematic sample: the mutants whose number ends in 1, 2, ... of 10 "
+        "digits (10..100, default 100); the rest are reported as not checked",
+    )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="keep build/mutation/AREA as it is (its mutants, stats and results) and go on",
+    )
+    parser.add_argument(
         "--report",
         action="store_true",
         help="only tally the results already in build/mutation/AREA (also while it runs)",
@@ -136,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
         if left < 30:
             print(f"{name}: not run, the budget ({args.budget:.0f} s) is spent")
             continue
-        summary[name] = run_area(name, files, AREAS[name].tests, left, args.jobs)
+        summary[name] = run_area(name, files, AREAS[name], left, args)
         print(line(name, summary[name]), flush=True)
     WORK.mkdir(parents=True, exist_ok=True)
     path = WORK / "summary.json"  # areas run earlier (or side by side) keep their results
@@ -163,13 +178,15 @@ def planned(names: list[str], base: str | None) -> dict[str, list[str]]:
     return plan
 
 
-def run_area(name: str, files: list[str], tests: tuple[str, ...], budget: float, jobs: int):
+def run_area(name: str, files: list[str], area: Area, budget: float, args) -> dict:
     workdir = WORK / name
-    copy_checkout(workdir)
-    write_config(workdir / "pyproject.toml", files, tests)
+    if not (args.resume and (workdir / "mutants").exists()):
+        copy_checkout(workdir)
+        write_config(workdir / "pyproject.toml", files, area.tests)
     env = {**os.environ, "CI": "1", "RIGCHECK_REPORT_DIR": str(workdir / "reports")}
     env.pop("PYTHONPATH", None)  # mutmut puts its mutants/ first; the checkout must not shadow it
-    command = ["nice", "-n", "10", str(MUTMUT), "run", "--max-children", str(jobs)]
+    command = ["nice", "-n", "10", str(MUTMUT), "run", "--max-children", str(args.jobs)]
+    command += sample_patterns(args.sample)
     started = time.monotonic()
     with open(workdir / "mutmut.log", "w") as log:
         try:
@@ -179,6 +196,15 @@ def run_area(name: str, files: list[str], tests: tuple[str, ...], budget: float,
     result = tally(workdir, files)
     result["seconds"] = round(time.monotonic() - started)
     return result
+
+
+def sample_patterns(percent: int) -> list[str]:
+    """mutmut name patterns for a systematic sample: every function's mutants whose number
+    ends in one of `percent / 10` evenly spread digits ([] for all of them)."""
+    if percent >= 100:
+        return []
+    count = percent // 10
+    return [f"*__mutmut_*{i * 10 // count}" for i in range(count)]
 
 
 def copy_checkout(workdir: Path) -> None:
