@@ -5,6 +5,7 @@
     python tools/mutation.py --changed origin/main --budget 300   # CI: files a change touched
     python tools/mutation.py --list               # the areas, their files and their tests
     python tools/mutation.py --report             # tally the results so far, survivors named
+    python tools/mutation.py --recheck verdict    # do today's tests kill the last survivors?
     python tools/mutation.py distributed --sample 20   # a systematic fifth of the mutants
 
 (Python 3.11 or later: it reads pyproject.toml with tomllib.)
@@ -119,6 +120,12 @@ def main(argv: list[str] | None = None) -> int:
         help="keep build/mutation/AREA as it is (its mutants, stats and results) and go on",
     )
     parser.add_argument(
+        "--recheck",
+        action="store_true",
+        help="apply each survivor of an earlier run to a fresh copy of the checkout and run "
+        "the area's tests as they are now: which survivors the new tests kill",
+    )
+    parser.add_argument(
         "--report",
         action="store_true",
         help="only tally the results already in build/mutation/AREA (also while it runs)",
@@ -143,6 +150,10 @@ def main(argv: list[str] | None = None) -> int:
                 print(line(name, {**result, "seconds": "?"}))
                 for survivor in result["survivors"]:
                     print(f"    {survivor}")
+        return 0
+    if args.recheck:
+        still = {name: recheck(name, AREAS[name]) for name in plan}
+        (WORK / "recheck.json").write_text(json.dumps(still, indent=1) + "\n")
         return 0
     deadline = time.monotonic() + args.budget
     summary = {}
@@ -196,6 +207,47 @@ def run_area(name: str, files: list[str], area: Area, budget: float, args) -> di
     result = tally(workdir, files)
     result["seconds"] = round(time.monotonic() - started)
     return result
+
+
+def recheck(name: str, area: Area) -> list[str]:
+    """The survivors of the last run of `name` that the current tests still miss."""
+    workdir = WORK / name
+    if not (workdir / "mutants").exists():
+        return []
+    survivors = tally(workdir, planned([name], None)[name])["survivors"]
+    scratch = WORK / "recheck"
+    copy_checkout(scratch)
+    env = {**os.environ, "CI": "1", "RIGCHECK_REPORT_DIR": str(scratch / "reports")}
+    env["PYTHONPATH"] = str(scratch)
+    command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider"]
+    command = ["nice", "-n", "10", *command, *area.tests]
+    clean = subprocess.run(command, cwd=scratch, env=env, capture_output=True, text=True)
+    if survivors and clean.returncode != 0:  # else every mutant would look killed
+        sys.exit(f"{name}: the tests fail without a mutant:\n{clean.stdout[-3000:]}")
+    still = []
+    for mutant in survivors:
+        shown = subprocess.run(
+            [str(MUTMUT), "show", mutant], cwd=workdir, capture_output=True, text=True
+        ).stdout
+        diff = shown[shown.index("--- ") :] if "--- " in shown else ""
+        file = diff.splitlines()[0].removeprefix("--- ").strip() if diff else ""
+        original = (scratch / file).read_text() if file else None
+        patched = subprocess.run(
+            ["patch", "-p0", "--no-backup-if-mismatch", "-s"],
+            cwd=scratch, input=diff, capture_output=True, text=True,
+        )  # fmt: skip
+        if not diff or patched.returncode != 0:
+            print(f"{name}: {mutant}: cannot apply its diff; counted as surviving")
+            still.append(mutant)
+        else:
+            tested = subprocess.run(command, cwd=scratch, env=env, capture_output=True, text=True)
+            verdict = "killed" if tested.returncode == 1 else "survives"
+            print(f"{name}: {mutant}: {verdict} (pytest exit {tested.returncode})", flush=True)
+            if tested.returncode != 1:
+                still.append(mutant)
+        if original is not None:
+            (scratch / file).write_text(original)
+    return still
 
 
 def sample_patterns(percent: int) -> list[str]:
