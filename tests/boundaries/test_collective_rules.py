@@ -405,3 +405,113 @@ def test_a_socket_interface_that_exists_passes_and_none_set_skips(run_suite):
         "rank 4 (GPU 4) on hgx-h100-01: NCCL_SOCKET_IFNAME=eth matches none of ens5, lo. Set it"
         in run.messages["test_nccl_socket_interface_exists"]
     ), run.describe()
+
+
+def test_every_collective_failure_says_what_to_do(run_suite):
+    """One node with every collective defect at once: each check's whole advice is there."""
+    facts, bundle = healthy()
+    entry = bundle["ranks"][2]
+    entry["allreduce_check"].update(
+        ok=False, wrong=1, first_wrong={"index": 0, "got": 1.0, "expected": 2.0}
+    )
+    entry["nccl"]["effective"].update(NCCL_P2P_DISABLE="1", NCCL_SOCKET_IFNAME="ib9")
+    pair_of(bundle, 0, 1)["peer_access"]["a_to_b"] = False
+    pair_of(bundle, 0, 1)["verified"] = False
+    pair_of(bundle, 4, 5)["unidir_gbps"]["a_to_b"] = 50.0
+    scaled(bundle, "allreduce", 8 * 2**30, 100.0)
+    for pair in bundle["ranks"][0]["p2p"]["pairs"]:
+        pair["unidir_gbps"]["b_to_a"] = 200.0  # every pair under the floor of 304 one way
+    run = run_suite("distributed", *H100_ARGS, facts=facts, collectives=bundle)
+    expected = {
+        "test_allreduce_correct": [
+            "all-reduce gave wrong results: rank 2 (GPU 2): 1 of 16777216 elements wrong, first "
+            "at 0: 1.0 instead of 2.0. Silent data corruption in a collective poisons every "
+            "gradient: drain the node; check `dmesg` for Xid errors and run `dcgmi diag -r 3`."
+        ],
+        "test_allreduce_bus_bandwidth": [
+            "all-reduce bus bandwidth below the floor: measured 100.0 GB/s (floor 384.0, "
+            "achievable 480.0, datasheet unknown). Run: 8 ranks, 8.00 GiB float32, algbw 57.14 "
+            "GB/s, nccl 2.21.5; NVLS used: True (",
+            "Look for a slow pair (test_no_slow_gpu_pair), NCCL_ALGO/NCCL_PROTO/NCCL_P2P_* "
+            "overrides, NVLS turned off, other processes on the GPUs; compare with nccl-tests "
+            "`all_reduce_perf -b 8G -e 8G -g N`.",
+        ],
+        "test_nccl_p2p_not_disabled": [
+            "NCCL P2P turned off: {'rank 2 (GPU 2)': 'NCCL_P2P_DISABLE=1'}. Every transfer then "
+            "goes through host memory. Unset it (check the job's environment and /etc/nccl.conf, "
+            "~/.nccl.conf); set NCCL_P2P_DISABLE=0 explicitly only where P2P is known broken, "
+            "and say why."
+        ],
+        "test_nccl_socket_interface_exists": [
+            "rank 2 (GPU 2) on hgx-h100-01: NCCL_SOCKET_IFNAME=ib9 matches none of eth0, lo. "
+            "Set it to an interface `ip -br link` lists."
+        ],
+        "test_peer_access_where_expected": [
+            "CUDA peer access denied where the class expects it: GPU 0 <-> GPU 1 (NV18 through "
+            "NVSwitch): {'a_to_b': False, 'b_to_a': True}. Copies between them stage through "
+            "host memory. `nvidia-smi topo -p2p rw` shows the driver's view; ACS on the PCIe "
+            "switches or an IOMMU not in passthrough are the usual causes."
+        ],
+        "test_peer_copies_verified": [
+            "peer copies delivered wrong data: GPU 0 <-> GPU 1. A link that corrupts data: drain "
+            "the node and check `dmesg` for Xid errors and `nvidia-smi nvlink -e` for link errors."
+        ],
+        "test_no_slow_gpu_pair": [
+            "GPU pairs far below their peers: GPU 4 <-> GPU 5: 50 GB/s, others 200 (median of 27 "
+            "NV18 through NVSwitch pairs). A degraded link (NVLink lanes down, a PCIe link trained "
+            "narrow or slow, a riser): `nvidia-smi nvlink -s`, `nvidia-smi -q -d PCIE`, "
+            "`nvidia-smi topo -m`."
+        ],
+        "test_peer_copy_bandwidth": [
+            "peer-copy bandwidth (median of 28 GPU pairs) below the floor: measured 200.0 GB/s "
+            "(floor 304.0, achievable 380.0, datasheet 450.0, 44% of datasheet). Every pair slow "
+            "points at P2P being off (test_p2p_where_the_class_expects_it, "
+            "test_peer_access_where_expected) or at the links themselves."
+        ],
+    }
+    assert set(failed(run)) == set(expected), run.describe()
+    for name, parts in expected.items():
+        for part in parts:
+            assert part in run.messages[name], f"{name}: {part!r} not in\n{run.messages[name]}"
+
+
+def test_a_job_that_did_not_finish_says_where_to_look(run_suite):
+    facts, bundle = healthy()
+    bundle["ranks"].pop(6)
+    run = run_suite("distributed", *H100_ARGS, "-k", "started or correct", facts=facts,
+                    collectives=bundle)  # fmt: skip
+    started = run.messages["test_process_group_started_on_every_rank"]
+    assert "the collective job did not finish on every rank:" in started, started
+    assert "rank 6 (GPU 6) did not answer" in started
+        "AssertionError: the collective job did not finish on every rank:\n  rank 6 (GPU 6)"
+    ), started
+    assert (
+        "A rank that did not answer while the others waited is the one to look at: its GPU "
+        "(`nvidia-smi`, Xid errors in `dmesg`), its links, and NCCL's own log (NCCL_DEBUG=INFO)."
+    ) in started
+    assert "\nPer-rank results and progress files: " in started
+    assert (
+        "cannot check: the torchrun job did not finish on every rank (rank 6 (GPU 6)"
+        in run.messages["test_allreduce_correct"]
+    )
+    assert (
+        "test_process_group_started_on_every_rank has the whole story"
+        in run.messages["test_allreduce_correct"]
+    )
+
+
+@pytest.mark.parametrize("name", ["t4", "rtx3090"])
+def test_classes_without_gpu_p2p_skip_the_p2p_setting_check(run_suite, name):
+    """t4 is PCIe-only (judged), rtx3090 has an optional bridge (not expected)."""
+    spec = load_spec(name)
+    _, bundle = healthy()
+    args = ("-m", f"{name} and distributed", "--gpus", "8", "-k", "p2p_not")
+    run = run_suite(
+        "distributed", *args, facts=synthetic_snapshot(spec, gpus=8), collectives=bundle
+    )
+    outcome = run.outcomes["test_nccl_p2p_not_disabled"]
+    if spec.expect("gpu_link")["type"] == "pcie_only":
+        assert outcome == "passed", run.describe()
+    else:
+        assert outcome == "skipped", run.describe()
+        assert f"{name} does not expect GPU P2P" in run.messages["test_nccl_p2p_not_disabled"]
