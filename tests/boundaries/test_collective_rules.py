@@ -483,13 +483,11 @@ def test_a_job_that_did_not_finish_says_where_to_look(run_suite):
     started = run.messages["test_process_group_started_on_every_rank"]
     assert "the collective job did not finish on every rank:" in started, started
     assert "rank 6 (GPU 6) did not answer" in started
-        "AssertionError: the collective job did not finish on every rank:\n  rank 6 (GPU 6)"
-    ), started
     assert (
         "A rank that did not answer while the others waited is the one to look at: its GPU "
         "(`nvidia-smi`, Xid errors in `dmesg`), its links, and NCCL's own log (NCCL_DEBUG=INFO)."
     ) in started
-    assert "\nPer-rank results and progress files: " in started
+    assert "Per-rank results and progress files: " in started
     assert (
         "cannot check: the torchrun job did not finish on every rank (rank 6 (GPU 6)"
         in run.messages["test_allreduce_correct"]
