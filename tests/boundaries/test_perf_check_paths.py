@@ -130,3 +130,24 @@ def test_spread_with_a_device_not_measured_and_an_outlier(run_suite):
         "device_copy_gbps was measured on 1 device(s): see the per-device checks"
         in (run.messages[spread])
     ), run.describe()
+
+
+def test_warnings_point_at_the_suite_check_that_raised_them(run_suite):
+    """stacklevel=2: the warnings summary names the check in suites/perf, not check.py."""
+    facts = synthetic_snapshot(load_spec("h100"), gpus=2)
+    figures = replay({"device_copy_gbps": {"0": 2700.0, "1": 2540.0}})  # warns; 6% spread
+    run = run_suite("perf", "-m", "h100 and perf", "--gpus", "2", "-k", "device_copy_gbps",
+                    facts=facts, replay=figures)  # fmt: skip
+    assert run.ret == 0, run.describe()
+    lines = run.output.splitlines()
+    for warning in ("DeviceSpreadWarning: device_copy_gbps: spread", "BelowAchievableWarning"):
+        at = next(i for i, line in enumerate(lines) if warning in line)
+        assert "suites/perf/test_memory_bandwidth.py:" in lines[at], lines[at]
+
+
+def test_the_wall_time_is_kept_to_the_millisecond(monkeypatch):
+    clock = iter([100.0, 100.1234567])
+    monkeypatch.setattr("rigcheck.measure.check.time.perf_counter", lambda: next(clock, 101.0))
+    measured = run_live(entry(lambda d, t, s: Measurement("k", "cpu", 1.0, "u", "d")), CPU,
+                        load_spec("cpu"), None)  # fmt: skip
+    assert measured.wall_s == 0.123
