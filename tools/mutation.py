@@ -26,6 +26,7 @@ import fnmatch
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -200,9 +201,15 @@ def run_area(name: str, files: list[str], area: Area, budget: float, args) -> di
     command += sample_patterns(args.sample)
     started = time.monotonic()
     with open(workdir / "mutmut.log", "w") as log:
+        # Its own process group: at the budget, mutmut's fork server and workers stop with it.
+        job = subprocess.Popen(
+            command, cwd=workdir, env=env, stdout=log, stderr=log, start_new_session=True
+        )
         try:
-            subprocess.run(command, cwd=workdir, env=env, stdout=log, stderr=log, timeout=budget)
+            job.wait(timeout=budget)
         except subprocess.TimeoutExpired:
+            os.killpg(job.pid, signal.SIGTERM)
+            job.wait()
             print(f"{name}: stopped at the budget; unchecked mutants are counted as such")
     result = tally(workdir, files)
     result["seconds"] = round(time.monotonic() - started)
