@@ -91,6 +91,20 @@ AREAS = {
         ("tests/memory",),
     ),
 }
+# Appended to the copy's conftest.py (never the checkout's). The self-tests run the suites
+# in-process (pytester); by default pytest imports suites/distributed/test_collectives.py as
+# "test_collectives", but mutmut names (and switches on) its mutants as
+# "suites.distributed.test_collectives...": without this, no mutant of a suite would ever run.
+IMPORT_SUITES_BY_PATH = """
+
+def pytest_configure(config):  # added by tools/mutation.py, in its copy only
+    from pathlib import Path
+
+    suites = Path(__file__).resolve().parent / "suites"
+    paths = [Path(str(a).split("::")[0]).resolve() for a in config.args]
+    if paths and all(p == suites or suites in p.parents for p in paths):
+        config.option.importmode = "importlib"
+"""
 STATUS = {1: "killed", 3: "killed", 0: "survived", 5: "no tests", 33: "no tests", 34: "skipped"}
 STATUS |= {36: "timeout", -24: "timeout", 24: "timeout", 152: "timeout", 255: "timeout"}
 STATUS |= {None: "not checked"}
@@ -196,6 +210,8 @@ def run_area(name: str, files: list[str], area: Area, budget: float, args) -> di
     if not (args.resume and (workdir / "mutants").exists()):
         copy_checkout(workdir)
         write_config(workdir / "pyproject.toml", files, area.tests)
+        with open(workdir / "conftest.py", "a") as conftest:
+            conftest.write(IMPORT_SUITES_BY_PATH)
     env = {**os.environ, "CI": "1", "RIGCHECK_REPORT_DIR": str(workdir / "reports")}
     env.pop("PYTHONPATH", None)  # mutmut puts its mutants/ first; the checkout must not shadow it
     command = ["nice", "-n", "10", str(MUTMUT), "run", "--max-children", str(args.jobs)]
