@@ -151,3 +151,62 @@ def test_the_wall_time_is_kept_to_the_millisecond(monkeypatch):
     measured = run_live(entry(lambda d, t, s: Measurement("k", "cpu", 1.0, "u", "d")), CPU,
                         load_spec("cpu"), None)  # fmt: skip
     assert measured.wall_s == 0.123
+
+
+def perf_check(values: dict, benchmark=None):
+    """A PerfCheck on a replayed h100, as the `perf` fixture builds it; records kept."""
+    from types import SimpleNamespace
+
+    from rigcheck.facts import Facts
+    from rigcheck.measure.check import PerfCheck, PerfSession
+    from rigcheck.measure.replay import ReplayedMeasurements
+
+    session = PerfSession(replay=ReplayedMeasurements(replay(values), "replayed.json"))
+    request = SimpleNamespace(node=SimpleNamespace(nodeid="suite::check"), config=None)
+    recorded: list = []
+    facts = Facts(synthetic_snapshot(load_spec("h100")))
+    check = PerfCheck(session, request, load_spec("h100"), facts, benchmark,
+                      lambda key, value: recorded.append((key, value)))  # fmt: skip
+    return check, recorded, facts
+
+
+def test_a_judged_figure_goes_to_the_benchmark_store_with_everything_that_explains_it():
+    from types import SimpleNamespace
+
+    from rigcheck.measure.device import measured_devices
+
+    benchmark = SimpleNamespace(extra_info={})
+    floor = load_spec("h100").figures["train_step_tokens_per_s"]["floor"]["value"]
+    check, recorded, facts = perf_check(
+        {"train_step_tokens_per_s": {"0": [1000.0, floor * 2]}}, benchmark
+    )
+    (gpu,) = measured_devices(facts, "cuda")
+    judged = check.check("train_step_tokens_per_s", gpu)
+    assert judged.verdict == "pass"
+    extra = benchmark.extra_info
+    peak = load_spec("h100").figures["matmul_bf16_tflops"]["datasheet"]["value"]
+    assert extra["details"]["mfu_peak_tflops"] == peak and extra["details"]["mfu"] > 0
+    assert {k: v for k, v in extra.items() if k != "details"} == {
+        "value": floor * 2,
+        "best": None,
+        "unit": "tokens/s",
+        "definition": "no definition recorded",
+        "wall_s": None,
+        "origin": "synthetic: replayed.json",
+        "telemetry": None,
+        "figure": "train_step_tokens_per_s",
+        "device": gpu.label,
+        "verdict": "pass",
+        "floor": judged.floor,
+        "achievable": judged.achievable,
+        "datasheet": judged.datasheet,
+        "ratio_to_datasheet": judged.ratio_to_datasheet,
+        "first_attempt": 1000.0,
+    }
+    assert [key for key, _ in recorded] == [
+        "rigcheck",
+        "rigcheck_measurement",
+        "rigcheck_first_attempt",
+    ]
+    assert check.session.results[0].nodeid == "suite::check"
+    assert check.session.values("train_step_tokens_per_s")["0"].judgement is judged
