@@ -63,7 +63,11 @@ AREAS = {
     ),
     "suites-perf": Area(
         ("suites/perf/*.py",),
-        ("tests/boundaries/test_perf_floors.py", "tests/perf/test_replay_judging.py"),
+        (
+            "tests/boundaries/test_perf_floors.py",
+            "tests/boundaries/test_perf_check_paths.py",
+            "tests/perf/test_replay_judging.py",
+        ),
     ),
     "distributed": Area(
         ("rigcheck/distributed/results.py", "suites/distributed/test_collectives.py"),

@@ -210,3 +210,22 @@ def test_a_judged_figure_goes_to_the_benchmark_store_with_everything_that_explai
     ]
     assert check.session.results[0].nodeid == "suite::check"
     assert check.session.values("train_step_tokens_per_s")["0"].judgement is judged
+
+
+def test_every_spread_check_names_a_slow_gpu(run_suite):
+    """Each figure's spread check in suites/perf compares that figure across the devices."""
+    from rigcheck.measure.catalogue import CATALOGUE
+
+    spec = load_spec("h100")
+    floored = {
+        k: f["floor"]["value"] for k, f in spec.figures.items() if k in CATALOGUE and f.get("floor")
+    }
+    figures = replay({key: {"0": floor * 2, "1": floor * 1.2} for key, floor in floored.items()})
+    run = run_suite("perf", "-m", "h100 and perf", "--gpus", "2",
+                    facts=synthetic_snapshot(spec, gpus=2), replay=figures)  # fmt: skip
+    spreads = {n: o for n, o in run.outcomes.items() if "spread" in n}
+    assert len(spreads) == len(floored) and set(spreads.values()) == {"failed"}, run.describe()
+    for name in spreads:
+        key = next(k for k in floored if k in run.messages[name])
+        assert f"{key}: GPU 1 (0000:2a:00.0): " in run.messages[name], run.messages[name]
+        assert "(40% slower)" in run.messages[name]
