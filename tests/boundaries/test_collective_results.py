@@ -175,3 +175,16 @@ def test_two_results_for_one_rank_name_the_file(tmp_path):
     assert str(raised.value).endswith(
         "a second result for rank 2: the folder holds two runs; give each run its own --report-dir"
     )
+
+
+def test_the_bundling_command_line_says_what_it_does_and_needs_its_output(tmp_path, capsys):
+    with pytest.raises(SystemExit) as help_asked:
+        main(["--help"])
+    shown = capsys.readouterr().out
+    assert help_asked.value.code == 0
+    assert "bundle a collectives report folder into one JSON file (to record it)" in shown
+    assert "what machine this was recorded on" in shown
+    with pytest.raises(SystemExit) as no_output:
+        main([str(tmp_path)])
+    assert no_output.value.code == 2
+    assert "the following arguments are required: -o/--output" in capsys.readouterr().err

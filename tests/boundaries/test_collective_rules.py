@@ -513,3 +513,12 @@ def test_classes_without_gpu_p2p_skip_the_p2p_setting_check(run_suite, name):
     else:
         assert outcome == "skipped", run.describe()
         assert f"{name} does not expect GPU P2P" in run.messages["test_nccl_p2p_not_disabled"]
+
+
+def test_a_rank_without_its_timed_all_reduce_is_the_bandwidth_checks_finding(run_suite):
+    facts, bundle = healthy()
+    del bundle["ranks"][3]["allreduce"]
+    args = (*H100_ARGS, "-k", "allreduce")
+    run = run_suite("distributed", *args, facts=facts, collectives=bundle)
+    assert run.outcomes["test_allreduce_correct"] == "passed", run.describe()
+    assert "rank 3 (GPU 3) has no allreduce result" in run.messages["test_allreduce_bus_bandwidth"]
