@@ -522,3 +522,16 @@ def test_a_rank_without_its_timed_all_reduce_is_the_bandwidth_checks_finding(run
     run = run_suite("distributed", *args, facts=facts, collectives=bundle)
     assert run.outcomes["test_allreduce_correct"] == "passed", run.describe()
     assert "rank 3 (GPU 3) has no allreduce result" in run.messages["test_allreduce_bus_bandwidth"]
+
+
+def test_pairs_without_topology_facts_are_compared_as_measured_and_recorded(run_suite):
+    facts, bundle = healthy()
+    del facts["topology"]  # no NVML topology: the pairs are still compared with each other
+    pair_of(bundle, 2, 7)["unidir_gbps"]["a_to_b"] = 100.0
+    run = run_suite("distributed", *H100_ARGS, "-k", "slow", facts=facts, collectives=bundle)
+    message = run.messages["test_no_slow_gpu_pair"]
+    assert "GPU 2 <-> GPU 7: 100 GB/s, others 382 (median of 27 measured pairs)" in message, (
+        run.describe()
+    )
+    recorded = run.properties["test_no_slow_gpu_pair"]["p2p_unidir_gbps"]
+    assert len(recorded) == 28 and recorded["GPU 2 <-> GPU 7"] == 100.0, recorded

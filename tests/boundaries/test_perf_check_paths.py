@@ -229,3 +229,15 @@ def test_every_spread_check_names_a_slow_gpu(run_suite):
         key = next(k for k in floored if k in run.messages[name])
         assert f"{key}: GPU 1 (0000:2a:00.0): " in run.messages[name], run.messages[name]
         assert "(40% slower)" in run.messages[name]
+
+
+def test_a_figure_missing_from_the_replay_fails_naming_it():
+    from rigcheck.measure.device import measured_devices
+
+    check, _, facts = perf_check({"device_copy_gbps": {"1": 3000.0}})
+    (gpu,) = measured_devices(facts, "cuda")
+    with pytest.raises(pytest.fail.Exception) as failed:
+        check.check("device_copy_gbps", gpu)
+    assert str(failed.value) == (
+        f"no recorded measurement of device_copy_gbps for {gpu.label} in replayed.json"
+    )
