@@ -481,7 +481,7 @@ def test_a_job_that_did_not_finish_says_where_to_look(run_suite):
     run = run_suite("distributed", *H100_ARGS, "-k", "started or correct", facts=facts,
                     collectives=bundle)  # fmt: skip
     started = run.messages["test_process_group_started_on_every_rank"]
-    assert "the collective job did not finish on every rank:" in started, started
+    assert "AssertionError: the collective job did not finish on every rank:" in started, started
     assert "rank 6 (GPU 6) did not answer" in started
     assert (
         "A rank that did not answer while the others waited is the one to look at: its GPU "
@@ -535,3 +535,34 @@ def test_pairs_without_topology_facts_are_compared_as_measured_and_recorded(run_
     )
     recorded = run.properties["test_no_slow_gpu_pair"]["p2p_unidir_gbps"]
     assert len(recorded) == 28 and recorded["GPU 2 <-> GPU 7"] == 100.0, recorded
+
+
+def test_without_topology_facts_an_nvlink_class_still_expects_peer_access(run_suite):
+    facts, bundle = healthy()
+    del facts["topology"]
+    pair_of(bundle, 1, 2)["peer_access"]["b_to_a"] = False
+    run = run_suite("distributed", *H100_ARGS, "-k", "peer_access or allgather", facts=facts,
+                    collectives=bundle)  # fmt: skip
+    assert "GPU 1 <-> GPU 2 (nvlink): {'a_to_b': True, 'b_to_a': False}" in run.messages.get(
+        "test_peer_access_where_expected", ""
+    ), run.describe()
+    recorded = run.properties["test_allgather_and_reducescatter"]
+    bw = run_of_bundle(bundle).bandwidth("allgather")
+    assert recorded["allgather_busbw_gbps"] == round(bw.busbw_gbps, 2)
+    assert recorded["reducescatter_algbw_gbps"] == round(
+        run_of_bundle(bundle).bandwidth("reducescatter").algbw_gbps, 2
+    )
+
+
+def run_of_bundle(bundle: dict) -> CollectiveRun:
+    return CollectiveRun("x", {r["rank"]: r for r in bundle["ranks"]})
+
+
+def test_a_rocm_node_with_too_few_ranks_fails(run_suite):
+    spec = load_spec("mi300x")
+    _, bundle = two_gpu_node()
+    run = run_suite("distributed", "-m", "mi300x and distributed", "--gpus", "8", "-k", "started",
+                    facts=synthetic_snapshot(spec, gpus=8), collectives=bundle)  # fmt: skip
+    assert "ranks per node differ from the 8 GPUs of this node" in run.messages.get(
+        "test_process_group_started_on_every_rank", ""
+    ), run.describe()
