@@ -239,7 +239,8 @@ def test_a_two_gpu_job_on_an_eight_gpu_node_is_short_of_ranks(run_suite):
     _, bundle = two_gpu_node()
     run = run_suite("distributed", *H100_ARGS, "-k", "started", facts=facts, collectives=bundle)
     assert (
-        "ranks per node differ from the 8 GPUs of this node: {'hgx-h100-01': 2}"
+        "ranks per node differ from the 8 GPUs of this node: {'hgx-h100-01': 2}. torchrun's "
+        "--nproc_per_node must be the number of GPUs.\nassert not"
         in (run.messages["test_process_group_started_on_every_rank"])
     ), run.describe()
 
