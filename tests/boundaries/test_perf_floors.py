@@ -1,0 +1,152 @@
+"""Every perf floor and warning band of every class, judged by the real perf suite on replayed
+measurements: just below the floor fails (after its retry), at and just above it passes, and at
+the achievable figure's warning edge the warning starts just below, not at it."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from rigcheck.facts.synthetic import synthetic_snapshot
+from rigcheck.measure.catalogue import CATALOGUE
+from rigcheck.spec import load_spec, spec_dir
+
+EPS = 1e-6  # relative: far below any figure's precision, far above float rounding
+DEFAULT_BAND = 0.1  # rigcheck.verdict.judge's band when a figure names none
+
+
+def points(figure: dict) -> list[tuple[str, float]]:
+    """(name, value) of every boundary the figure has."""
+    floor = figure["floor"]["value"]
+    found = [
+        ("below floor", floor * (1 - EPS)),
+        ("at floor", floor),
+        ("above floor", floor * (1 + EPS)),
+    ]
+    if figure.get("achievable"):
+        edge = figure["achievable"]["value"] * (1 - figure.get("warn_band", DEFAULT_BAND))
+        found += [("at warn edge", edge), ("below warn edge", edge * (1 - EPS))]
+    return found
+
+
+def padded(found: list[tuple[str, float]], count: int) -> list[tuple[str, float]]:
+    return found + [found[2]] * (count - len(found))
+
+
+def expected_verdict(figure: dict, value: float) -> str:
+    """The spec's rule (README, Measurements): under the floor fails; more than the band under
+    achievable warns; otherwise passes."""
+    if value < figure["floor"]["value"]:
+        return "fail"
+    achievable = figure.get("achievable")
+    band = figure.get("warn_band", DEFAULT_BAND)
+    if achievable and value < achievable["value"] * (1 - band):
+        return "warn"
+    return "pass"
+
+
+def floored(spec) -> dict[str, dict]:
+    """The class's figures with a floor that the perf suite measures."""
+    return {k: f for k, f in spec.figures.items() if f.get("floor") and k in CATALOGUE}
+
+
+def replay(values: dict[str, dict[str, float]]) -> dict:
+    entries = [
+        {"key": key, "device": device, "value": value}
+        for key, per_device in values.items()
+        for device, value in per_device.items()
+    ]
+    return {
+        "rigcheck_measurements": 1,
+        "kind": "synthetic",
+        "note": "tests/boundaries: values at each floor and warning edge of the spec",
+        "measurements": entries,
+    }
+
+
+def device_of(test_name: str) -> str:
+    return re.search(r"\[(gpu\d+|cpu|mps)[-\]]", test_name).group(1).removeprefix("gpu")
+
+
+def check_judged(run, figures, values_of, label):
+    """Every floored figure judged on every device with the spec's verdict and a message that
+    says why; returns how many judgements were checked."""
+    judged = {}
+    for name, judgement in run.judgements.items():
+        judged[(judgement["figure"], device_of(name))] = (name, judgement)
+    checked = 0
+    for key, figure in figures.items():
+        for device, (point, value) in values_of(key).items():
+            assert (key, device) in judged, (
+                f"{label}: {key} on device {device} ({point}) was not judged\n" + run.describe()
+            )
+            name, judgement = judged[(key, device)]
+            want = expected_verdict(figure, value)
+            assert (judgement["verdict"], judgement["measured"]) == (want, value), (
+                f"{label}: {key} {point} ({value!r}, floor {figure['floor']['value']}): "
+                f"judged {judgement['verdict']}, the spec says {want}"
+            )
+            assert run.outcomes[name] == ("failed" if want == "fail" else "passed"), run.describe(
+                [name]
+            )
+            if want == "fail":
+                assert f"{key} below the floor: measured" in run.messages[name], run.messages[name]
+                assert f"(floor {_show(figure['floor']['value'])}," in run.messages[name]
+            elif want == "warn":
+                assert "under the achievable figure" in judgement["reason"], judgement
+            checked += 1
+    return checked
+
+
+def _show(v: float) -> str:
+    return f"{v:,.1f}" if abs(v) >= 10 else f"{v:.3g}"
+
+
+def class_names() -> list[str]:
+    """Every class with a spec file: a new one is covered with no new test code."""
+    return sorted(p.stem for p in spec_dir().glob("*.json") if p.stem != "spec.schema")
+
+
+GPU_CLASSES = [n for n in class_names() if load_spec(n).backend in ("cuda", "rocm")]
+HOST_CLASSES = [n for n in class_names() if n not in GPU_CLASSES]
+
+
+@pytest.mark.parametrize("name", GPU_CLASSES)
+def test_gpu_class_floors(run_suite, name):
+    """One device per boundary point: GPU i is measured at point i of every figure."""
+    spec = load_spec(name)
+    figures = floored(spec)
+    assert figures, f"{name} has no perf floor to test"
+    count = max(len(points(f)) for f in figures.values())
+    # A figure with fewer points has its remaining devices just above the floor.
+    per_figure = {k: dict(enumerate(padded(points(f), count))) for k, f in figures.items()}
+    values = {k: {str(i): v for i, (_, v) in p.items()} for k, p in per_figure.items()}
+    facts = synthetic_snapshot(spec, gpus=count)
+    run = run_suite(
+        "perf", "-m", f"{name} and perf", "--gpus", str(count), "-k", "not spread",
+        facts=facts, replay=replay(values),
+    )  # fmt: skip
+    checked = check_judged(
+        run, figures, lambda k: {str(i): p for i, p in per_figure[k].items()}, name
+    )
+    assert checked >= 3 * len(figures)
+
+
+@pytest.mark.parametrize("name", HOST_CLASSES)
+def test_host_class_floors(run_suite, name):
+    """The host (cpu) or the Apple GPU (mps) is one device: one run per boundary point."""
+    spec = load_spec(name)
+    figures = floored(spec)
+    assert figures, f"{name} has no perf floor to test"
+    facts = synthetic_snapshot(spec)
+    ident = "mps" if spec.backend == "mps" else "cpu"
+    for i in range(max(len(points(f)) for f in figures.values())):
+        at = {k: points(f)[i] for k, f in figures.items() if i < len(points(f))}
+        values = {k: {ident: v} for k, (_, v) in at.items()}
+        run = run_suite(
+            "perf", "-m", f"{name} and perf", "-k", "not spread",
+            facts=facts, replay=replay(values),
+        )  # fmt: skip
+        subset = {k: figures[k] for k in at}
+        check_judged(run, subset, lambda k, at=at: {ident: at[k]}, f"{name} point {i}")

@@ -1,0 +1,358 @@
+"""Mutation testing of rigcheck's judging code with mutmut, one area at a time.
+
+    python tools/mutation.py                      # every area: 3,724 mutants, over an hour
+    python tools/mutation.py --sample 30          # every area, a systematic 30%: ~30 min
+    python tools/mutation.py verdict distributed  # some areas
+    python tools/mutation.py --changed origin/main --budget 300   # CI: files a change touched
+    python tools/mutation.py --list               # the areas, their files and their tests
+    python tools/mutation.py --report             # tally the results so far, survivors named
+    python tools/mutation.py --recheck verdict    # do today's tests kill the last survivors?
+    python tools/mutation.py distributed --sample 20   # a systematic fifth of the mutants
+
+(Python 3.11 or later: it reads pyproject.toml with tomllib.)
+
+Each area is mutated in its own copy of the checkout (build/mutation/AREA/, mutmut's mutants/
+inside it), against the self-tests that decide it, so areas run in parallel or one at a time
+and a run's results stay for `cd build/mutation/AREA && mutmut show NAME`. The [tool.mutmut]
+section of pyproject.toml is the shared configuration; this script only narrows its
+only_mutate and its test selection per area. Prints per area: mutants, killed, survived, score
+(killed + timeout over checked, mutmut's own formula), and writes build/mutation/summary.json.
+Survivors judged equivalent are listed, with why, in tests/mutation/survivors.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import tomllib
+
+REPO = Path(__file__).resolve().parents[1]
+WORK = REPO / "build" / "mutation"
+MUTMUT = Path(sys.executable).with_name("mutmut")
+
+
+@dataclass(frozen=True)
+class Area:
+    files: tuple[str, ...]  # glob patterns, relative to the checkout
+    tests: tuple[str, ...]  # the self-tests that decide them
+
+
+AREAS = {
+    "verdict": Area(
+        ("rigcheck/verdict.py",),
+        ("tests/boundaries/test_judging_rules.py", "tests/perf/test_replay_judging.py"),
+    ),
+    "measure-check": Area(
+        ("rigcheck/measure/check.py",),
+        (
+            "tests/boundaries/test_judging_rules.py",
+            "tests/boundaries/test_perf_floors.py",
+            "tests/boundaries/test_perf_check_paths.py",
+            "tests/perf",
+        ),
+    ),
+    "suites-perf": Area(
+        ("suites/perf/*.py",),
+        (
+            "tests/boundaries/test_perf_floors.py",
+            "tests/boundaries/test_perf_check_paths.py",
+            "tests/perf/test_replay_judging.py",
+        ),
+    ),
+    "distributed": Area(
+        ("rigcheck/distributed/results.py", "suites/distributed/test_collectives.py"),
+        (
+            "tests/boundaries/test_collective_rules.py",
+            "tests/boundaries/test_collective_results.py",
+            "tests/distributed/test_dist_replays.py",
+            "tests/distributed/test_hang_diagnosis.py",
+        ),
+    ),
+    "topology": Area(
+        ("suites/distributed/test_topology.py",),
+        ("tests/distributed/test_dist_replays.py", "tests/boundaries/test_collective_rules.py"),
+    ),
+    "facts": Area(
+        ("suites/facts/*.py", "rigcheck/require.py"),
+        ("tests/boundaries", "tests/replay"),
+    ),
+    "spec-detect": Area(
+        ("rigcheck/spec.py", "rigcheck/detect.py"),
+        ("tests/spec", "tests/foundation/test_detect.py", "tests/replay/test_class_selection.py"),
+    ),
+    "memory": Area(
+        ("rigcheck/memory/*.py", "suites/memory/*.py"),
+        ("tests/memory",),
+    ),
+}
+# Appended to the copy's conftest.py (never the checkout's). The self-tests run the suites
+# in-process (pytester); by default pytest imports suites/distributed/test_collectives.py as
+# "test_collectives", but mutmut names (and switches on) its mutants as
+# "suites.distributed.test_collectives...": without this, no mutant of a suite would ever run.
+IMPORT_SUITES_BY_PATH = """
+
+def pytest_configure(config):  # added by tools/mutation.py, in its copy only
+    from pathlib import Path
+
+    suites = Path(__file__).resolve().parent / "suites"
+    paths = [Path(str(a).split("::")[0]).resolve() for a in config.args]
+    if paths and all(p == suites or suites in p.parents for p in paths):
+        config.option.importmode = "importlib"
+"""
+STATUS = {1: "killed", 3: "killed", 0: "survived", 5: "no tests", 33: "no tests", 34: "skipped"}
+STATUS |= {36: "timeout", -24: "timeout", 24: "timeout", 152: "timeout", 255: "timeout"}
+STATUS |= {None: "not checked"}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("areas", nargs="*", help=f"default: all of {', '.join(AREAS)}")
+    parser.add_argument(
+        "--changed",
+        metavar="BASE",
+        help="mutate only the judging files changed since BASE (e.g. origin/main)",
+    )
+    parser.add_argument("--budget", type=float, default=3600, help="seconds for the whole run")
+    parser.add_argument("--jobs", type=int, default=2, help="mutants tested at once (default 2)")
+    parser.add_argument("--fail-under", type=float, help="exit 1 if an area scores below this %%")
+    parser.add_argument(
+        "--sample",
+        type=int,
+        default=100,
+        choices=range(10, 101, 10),
+        metavar="PERCENT",
+        help="test a systematic sample: the mutants whose number ends in 1, 2, ... of 10 "
+        "digits (10..100, default 100); the rest are reported as not checked",
+    )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="keep build/mutation/AREA as it is (its mutants, stats and results) and go on",
+    )
+    parser.add_argument(
+        "--recheck",
+        action="store_true",
+        help="apply each survivor of an earlier run to a fresh copy of the checkout and run "
+        "the area's tests as they are now: which survivors the new tests kill",
+    )
+    parser.add_argument(
+        "--report",
+        action="store_true",
+        help="only tally the results already in build/mutation/AREA (also while it runs)",
+    )
+    parser.add_argument("--list", action="store_true", help="show what would be mutated, and exit")
+    args = parser.parse_args(argv)
+    unknown = [a for a in args.areas if a not in AREAS]
+    if unknown:
+        parser.error(f"unknown area {', '.join(unknown)}: choose from {', '.join(AREAS)}")
+    plan = planned(args.areas or list(AREAS), args.changed)
+    if not plan:
+        print(f"no judging file changed since {args.changed}: nothing to mutate")
+        return 0
+    if args.list:  # what would be mutated, against which tests
+        for name, files in plan.items():
+            print(f"{name}: {' '.join(files)}\n    tests: {' '.join(AREAS[name].tests)}")
+        return 0
+    if args.report:
+        for name, files in plan.items():
+            if (WORK / name / "mutants").exists():
+                result = tally(WORK / name, files)
+                print(line(name, {**result, "seconds": "?"}))
+                for survivor in result["survivors"]:
+                    print(f"    {survivor}")
+        return 0
+    if args.recheck:
+        still = {name: recheck(name, AREAS[name]) for name in plan}
+        (WORK / "recheck.json").write_text(json.dumps(still, indent=1) + "\n")
+        return 0
+    deadline = time.monotonic() + args.budget
+    summary = {}
+    for name, files in plan.items():
+        left = deadline - time.monotonic()
+        if left < 30:
+            print(f"{name}: not run, the budget ({args.budget:.0f} s) is spent")
+            continue
+        summary[name] = run_area(name, files, AREAS[name], left, args)
+        print(line(name, summary[name]), flush=True)
+    WORK.mkdir(parents=True, exist_ok=True)
+    path = WORK / "summary.json"  # areas run earlier (or side by side) keep their results
+    earlier = json.loads(path.read_text()) if path.exists() else {}
+    path.write_text(json.dumps({**earlier, **summary}, indent=1) + "\n")
+    print(f"results: {WORK / 'summary.json'}; survivors: mutmut results in build/mutation/AREA")
+    low = [n for n, s in summary.items() if args.fail_under and s["score"] < args.fail_under]
+    return 1 if low else 0
+
+
+def planned(names: list[str], base: str | None) -> dict[str, list[str]]:
+    """area -> the files it mutates (only those changed since `base`, when given)."""
+    tracked = git("ls-files", "-co", "--exclude-standard").splitlines()
+    changed = None
+    if base:
+        changed = set(git("diff", "--name-only", f"{base}...HEAD").splitlines())
+        changed |= set(git("diff", "--name-only", "HEAD").splitlines())  # uncommitted too
+    plan = {}
+    for name in names:
+        files = [f for f in tracked if any(fnmatch.fnmatch(f, p) for p in AREAS[name].files)]
+        files = [f for f in files if changed is None or f in changed]
+        if files:
+            plan[name] = sorted(files)
+    return plan
+
+
+def run_area(name: str, files: list[str], area: Area, budget: float, args) -> dict:
+    workdir = WORK / name
+    if not (args.resume and (workdir / "mutants").exists()):
+        copy_checkout(workdir)
+        write_config(workdir / "pyproject.toml", files, area.tests)
+        with open(workdir / "conftest.py", "a") as conftest:
+            conftest.write(IMPORT_SUITES_BY_PATH)
+    env = {**os.environ, "CI": "1", "RIGCHECK_REPORT_DIR": str(workdir / "reports")}
+    env.pop("PYTHONPATH", None)  # mutmut puts its mutants/ first; the checkout must not shadow it
+    command = ["nice", "-n", "10", str(MUTMUT), "run", "--max-children", str(args.jobs)]
+    command += sample_patterns(args.sample)
+    started = time.monotonic()
+    with open(workdir / "mutmut.log", "w") as log:
+        # Its own process group: at the budget, mutmut's fork server and workers stop with it.
+        job = subprocess.Popen(
+            command, cwd=workdir, env=env, stdout=log, stderr=log, start_new_session=True
+        )
+        try:
+            job.wait(timeout=budget)
+        except subprocess.TimeoutExpired:
+            os.killpg(job.pid, signal.SIGTERM)
+            job.wait()
+            print(f"{name}: stopped at the budget; unchecked mutants are counted as such")
+    result = tally(workdir, files)
+    result["seconds"] = round(time.monotonic() - started)
+    return result
+
+
+def recheck(name: str, area: Area) -> list[str]:
+    """The survivors of the last run of `name` that the current tests still miss."""
+    workdir = WORK / name
+    if not (workdir / "mutants").exists():
+        return []
+    survivors = tally(workdir, planned([name], None)[name])["survivors"]
+    scratch = WORK / "recheck"
+    copy_checkout(scratch)
+    env = {**os.environ, "CI": "1", "RIGCHECK_REPORT_DIR": str(scratch / "reports")}
+    env["PYTHONPATH"] = str(scratch)
+    command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider"]
+    command = ["nice", "-n", "10", *command, *area.tests]
+    clean = subprocess.run(command, cwd=scratch, env=env, capture_output=True, text=True)
+    if survivors and clean.returncode != 0:  # else every mutant would look killed
+        sys.exit(f"{name}: the tests fail without a mutant:\n{clean.stdout[-3000:]}")
+    still = []
+    for mutant in survivors:
+        shown = subprocess.run(
+            [str(MUTMUT), "show", mutant], cwd=workdir, capture_output=True, text=True
+        ).stdout
+        diff = shown[shown.index("--- ") :] if "--- " in shown else ""
+        file = diff.splitlines()[0].removeprefix("--- ").strip() if diff else ""
+        original = (scratch / file).read_text() if file else None
+        patched = subprocess.run(
+            ["patch", "-p0", "--no-backup-if-mismatch", "-s"],
+            cwd=scratch, input=diff, capture_output=True, text=True,
+        )  # fmt: skip
+        if not diff or patched.returncode != 0:
+            print(f"{name}: {mutant}: cannot apply its diff; counted as surviving")
+            still.append(mutant)
+        else:
+            tested = subprocess.run(command, cwd=scratch, env=env, capture_output=True, text=True)
+            verdict = "killed" if tested.returncode == 1 else "survives"
+            print(f"{name}: {mutant}: {verdict} (pytest exit {tested.returncode})", flush=True)
+            if tested.returncode != 1:
+                still.append(mutant)
+        if original is not None:
+            (scratch / file).write_text(original)
+    return still
+
+
+def sample_patterns(percent: int) -> list[str]:
+    """mutmut name patterns for a systematic sample: every function's mutants whose number
+    ends in one of `percent / 10` evenly spread digits ([] for all of them)."""
+    if percent >= 100:
+        return []
+    count = percent // 10
+    return [f"*__mutmut_*{i * 10 // count}" for i in range(count)]
+
+
+def copy_checkout(workdir: Path) -> None:
+    """The checkout's files as git sees them (tracked and new, not ignored)."""
+    if workdir.exists():
+        shutil.rmtree(workdir)
+    for file in git("ls-files", "-co", "--exclude-standard").splitlines():
+        source = REPO / file
+        if source.is_file():
+            (workdir / file).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, workdir / file)
+
+
+def write_config(pyproject: Path, files: list[str], tests: tuple[str, ...]) -> None:
+    """The shared [tool.mutmut] section, narrowed to this area's files and tests."""
+    text = pyproject.read_text()
+    config = tomllib.loads(text).get("tool", {}).get("mutmut", {})
+    config["only_mutate"] = files
+    config["pytest_add_cli_args_test_selection"] = list(tests)
+    kept, inside = [], False
+    for row in text.splitlines():
+        if row.startswith("["):
+            inside = row.strip() == "[tool.mutmut]"
+        if not inside:
+            kept.append(row)
+    section = ["", "[tool.mutmut]"] + [f"{k} = {json.dumps(v)}" for k, v in config.items()]
+    pyproject.write_text("\n".join(kept + section) + "\n")
+
+
+def tally(workdir: Path, files: list[str]) -> dict:
+    """Counts per status, per file and in all, and the survivors' names."""
+    counts: dict[str, int] = {}
+    per_file, survivors = {}, []
+    for file in files:
+        meta = workdir / "mutants" / f"{file}.meta"
+        codes = json.loads(meta.read_text())["exit_code_by_key"] if meta.exists() else {}
+        mine: dict[str, int] = {}
+        for key, code in codes.items():
+            status = STATUS.get(code, "suspicious")
+            mine[status] = mine.get(status, 0) + 1
+            if status in ("survived", "no tests"):
+                survivors.append(key)
+        per_file[file] = mine
+        for status, n in mine.items():
+            counts[status] = counts.get(status, 0) + n
+    return {**score(counts), "counts": counts, "files": per_file, "survivors": sorted(survivors)}
+
+
+def score(counts: dict[str, int]) -> dict:
+    caught = counts.get("killed", 0) + counts.get("timeout", 0)
+    checked = sum(counts.values()) - counts.get("not checked", 0) - counts.get("skipped", 0)
+    return {"mutants": sum(counts.values()), "checked": checked, "caught": caught,
+            "score": round(100 * caught / checked, 1) if checked else 0.0}  # fmt: skip
+
+
+def line(name: str, result: dict) -> str:
+    c = result["counts"]
+    return (
+        f"{name}: {result['score']:.1f}% ({result['caught']} of {result['checked']} checked "
+        f"mutants caught; {c.get('survived', 0)} survived, {c.get('no tests', 0)} untested, "
+        f"{c.get('not checked', 0)} not checked; {result['seconds']} s)"
+    )
+
+
+def git(*args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+if __name__ == "__main__":
+    sys.exit(main())
