@@ -15,6 +15,17 @@ from rigcheck.require import (
 pytestmark = pytest.mark.facts
 
 
+def smoke_runs(facts, key: str) -> range:
+    """One smoke result per GPU torch sees: a shorter list would let one GPU pass for all."""
+    ran, gpus = len(fact(facts, key)), fact(facts, "software.torch.device_count")
+    assert ran == gpus, (
+        f"{key} holds {ran} results for the {gpus} GPUs torch sees: the smoke test did not "
+        "run on every GPU. Record the facts again (`rigcheck facts -o FILE`); if it recurs, "
+        "run `python -m rigcheck.facts.torch_probe` and read why it stopped."
+    )
+    return range(gpus)
+
+
 def test_bf16_native(facts, spec, devices):
     """torch.cuda.is_bf16_supported() says True on pre-Ampere GPUs through emulation."""
     needs_backend(spec, "cuda")
@@ -35,11 +46,14 @@ def test_bf16_matmul_runs(facts, spec):
         spec.backend, "smoke.bf16_matmul"
     )
     if spec.backend in ("cpu", "mps"):
-        oks = [(spec.backend, fact(facts, f"{key}.ok"))]
+        results = [(spec.backend, key)]
     else:
-        runs = range(len(fact(facts, key)))
-        oks = [(cuda_label(facts, i), fact(facts, f"{key}.{i}.ok")) for i in runs]
-    wrong = [f"{where}: {facts.find(key)}" for where, ok in oks if ok is False]
+        results = [(cuda_label(facts, i), f"{key}.{i}") for i in smoke_runs(facts, key)]
+    wrong = [
+        f"{where}: {facts.find(result)}"
+        for where, result in results
+        if fact(facts, f"{result}.ok") is False
+    ]
     assert not wrong, f"a bf16 matmul did not run or gave a wrong answer: {wrong}"
 
 
@@ -60,7 +74,7 @@ def test_fp8_matmul_runs(facts, spec, devices):
     needs_backend(spec, "cuda")
     if not expected(spec, "fp8"):
         pytest.skip(f"{spec.title} has no fp8 tensor cores")
-    runs = range(len(fact(facts, "smoke.fp8_matmul")))
+    runs = smoke_runs(facts, "smoke.fp8_matmul")
     oks = [(cuda_label(facts, i), fact(facts, f"smoke.fp8_matmul.{i}.ok")) for i in runs]
     wrong = [
         f"{where}: {facts.find(f'smoke.fp8_matmul.{i}')}"

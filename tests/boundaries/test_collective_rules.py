@@ -338,7 +338,11 @@ def test_a_cpu_host_gets_gloo_advice_and_skips_what_is_nccl_or_gpu_only(run_suit
                     collectives=bundle)  # fmt: skip
     message = run.messages["test_allreduce_bus_bandwidth"]
     assert run.outcomes["test_allreduce_bus_bandwidth"] == "failed", run.describe()
-    assert "Run: 2 ranks, 64 MiB float32, algbw 0.30 GB/s, gloo. On a CPU host" in message
+    assert (
+        "Run: 2 ranks, 64 MiB float32, algbw 0.30 GB/s, gloo; judged by allreduce_busbw_gbps."
+        in (message)
+    )
+    assert ". On a CPU host" in message
     assert "NVLS" not in message
     skipped = {n: m for n, m in run.messages.items() if run.outcomes[n] == "skipped"}
     assert "gloo backend: NCCL is not used on this class" in skipped["test_nccl_p2p_not_disabled"]
