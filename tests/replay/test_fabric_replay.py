@@ -36,7 +36,9 @@ def with_fabric(snapshot: dict, root: Path, **broken) -> dict:
 
 
 def fabric_run(replay, snapshot: dict, node_spec: Path = NODE_SPEC):
-    return replay(snapshot, "-m", "h100", "--gpus", "8", f"--fabric={node_spec}", "-k", "test_fabric")
+    return replay(
+        snapshot, "-m", "h100", "--gpus", "8", f"--fabric={node_spec}", "-k", "test_fabric"
+    )
 
 
 def test_the_probe_reads_ports_placement_and_gpudirect(h100_node, tmp_path):
@@ -80,7 +82,9 @@ def test_a_healthy_node_passes_every_fabric_check(replay, h100_node, tmp_path):
 
 
 def test_no_fabric_expected_skips_with_the_reason(replay, h100_node, tmp_path):
-    result = replay(with_fabric(h100_node, tmp_path), "-m", "h100", "--gpus", "8", "-k", "test_fabric", "-rs")
+    result = replay(
+        with_fabric(h100_node, tmp_path), "-m", "h100", "--gpus", "8", "-k", "test_fabric", "-rs"
+    )
     assert result.ret == 0 and "5 skipped" in result.output, result.describe()
     assert "no RDMA fabric expected for h100" in result.output
 
