@@ -83,16 +83,34 @@ class Facts:
         os.replace(tmp.name, target)
 
 
+def _deepest(error: jsonschema.ValidationError) -> jsonschema.ValidationError:
+    """Into a oneOf that no branch matched, the branch for a value rather than for an error
+    record ({"error": reason}): "xid_events is missing" says more than "matches no branch"."""
+    while error.context:
+        values = [e for e in error.context if not _error_record_branch(e)]
+        error = jsonschema.exceptions.best_match(values or error.context)
+    return error
+
+
+def _error_record_branch(error: jsonschema.ValidationError) -> bool:
+    return error.validator == "required" and ERROR_KEY in error.validator_value
+
+
 def validate_snapshot(data: Any, source: str) -> None:
     """Check a snapshot against the facts schema; the error names the file and JSON path."""
     schema = json.loads(SCHEMA_PATH.read_text())
-    # best_match descends into oneOf: it names $['devices'][0]['index'], not just $['devices'].
     first = jsonschema.exceptions.best_match(
         jsonschema.Draft202012Validator(schema).iter_errors(data)
     )
     if first is not None:
-        where = "$" + "".join(f"[{p!r}]" for p in first.absolute_path)
-        raise FactsError(f"{source}: invalid facts snapshot at {where}: {first.message}")
+        error = _deepest(first)
+        path = list(error.absolute_path)
+        message = error.message
+        if error.validator == "required":  # name the missing field itself, not its parent
+            path.append(next(k for k in error.validator_value if k not in error.instance))
+            message = "missing (a required field)"
+        where = "$" + "".join(f"[{p!r}]" for p in path)
+        raise FactsError(f"{source}: invalid facts snapshot at {where}: {message}")
     if data["schema_version"] != SCHEMA_VERSION:
         raise FactsError(
             f"{source}: facts schema version {data['schema_version']}, this rigcheck reads "
