@@ -15,7 +15,7 @@ from typing import Any
 
 from rigcheck.facts.probe import error_record, guarded
 
-IOMMU_FLAGS = ("iommu=", "intel_iommu=", "amd_iommu=")
+IOMMU_FLAGS = ("iommu=", "iommu.", "intel_iommu=", "amd_iommu=")
 
 
 def probe_host_limits(root: Path = Path("/")) -> dict[str, Any]:

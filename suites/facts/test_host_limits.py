@@ -85,7 +85,9 @@ def test_iommu_not_translating_p2p(spec, facts, expected_gpus):
     newer_fact(facts, "host_limits.iommu")
     groups = fact(facts, "host_limits.iommu.groups")
     flags = fact(facts, "host_limits.iommu.cmdline")
-    passthrough = any(flag in ("iommu=pt", "intel_iommu=off", "amd_iommu=off") for flag in flags)
+    # iommu.passthrough=1 is the generic spelling of iommu=pt (kernel-parameters.txt)
+    off = ("iommu=pt", "iommu.passthrough=1", "intel_iommu=off", "amd_iommu=off", "iommu=off")
+    passthrough = any(flag in off for flag in flags)
     assert groups == 0 or passthrough, (
         f"the IOMMU translates DMA ({groups} groups, boot flags {', '.join(flags) or 'none'}): "
         "GPU peer-to-peer over PCIe is redirected through the root complex or blocked, and NCCL "

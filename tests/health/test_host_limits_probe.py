@@ -11,11 +11,14 @@ def test_cgroup_limits_and_iommu_flags(tmp_path):
     (tmp_path / "sys/kernel/iommu_groups/0").mkdir(parents=True)
     (tmp_path / "sys/class/infiniband/mlx5_0").mkdir(parents=True)
     (tmp_path / "proc").mkdir()
-    (tmp_path / "proc/cmdline").write_text("BOOT_IMAGE=/vmlinuz ro intel_iommu=on iommu=pt quiet\n")
+    (tmp_path / "proc/cmdline").write_text(
+        "BOOT_IMAGE=/vmlinuz ro intel_iommu=on iommu=pt iommu.passthrough=1 quiet\n"
+    )
     limits = host_limits.probe_host_limits(tmp_path)
     assert limits["cgroup_cpu_limit"] == 4.0
     assert limits["cgroup_memory_bytes"] == 64 * 2**30
-    assert limits["iommu"] == {"groups": 1, "cmdline": ["intel_iommu=on", "iommu=pt"]}
+    flags = ["intel_iommu=on", "iommu=pt", "iommu.passthrough=1"]
+    assert limits["iommu"] == {"groups": 1, "cmdline": flags}
     assert limits["rdma_devices"] == 1
 
 

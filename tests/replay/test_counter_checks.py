@@ -60,3 +60,18 @@ def test_a_class_without_the_limit_fails_closed(replay, tmp_path, monkeypatch):
     assert "has no health_limits.pcie_replays_max" in result.failed.get(
         "test_pcie_replays_within_limit", ""
     ), result.describe()
+
+
+def test_iommu_passthrough_by_its_generic_flag_passes(replay):
+    """iommu.passthrough=1 is iommu=pt by another name: the IOMMU leaves GPU DMA untranslated."""
+    from rigcheck.facts.synthetic import synthetic_snapshot
+    from rigcheck.spec import load_spec
+
+    snapshot = synthetic_snapshot(load_spec("h100"), gpus=8)
+    iommu = {"groups": 120, "cmdline": ["intel_iommu=on", "iommu.passthrough=1"]}
+    snapshot["host_limits"]["iommu"] = iommu
+    result = replay(snapshot, "-m", "h100", "--gpus", "8", "-k", "iommu")
+    assert result.ret == 0 and "1 passed" in result.output, result.describe()
+    snapshot["host_limits"]["iommu"] = dict(iommu, cmdline=["intel_iommu=on"])
+    result = replay(snapshot, "-m", "h100", "--gpus", "8", "-k", "iommu")
+    assert "test_iommu_not_translating_p2p" in result.failed, result.describe()
