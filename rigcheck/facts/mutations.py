@@ -14,6 +14,7 @@ import re
 from typing import Any
 
 from rigcheck.facts import typed
+from rigcheck.facts.snapshot import lookup
 
 _DELETE = object()
 # The shapes seen in real snapshots edited by hand or written by other tools (issue 10).
@@ -42,19 +43,6 @@ GOOD, USAGE, WRONG_PASS, UNNAMED, EXCEPTION, INTERNALERROR = (
 CRASH_MARK = "could not judge ("  # rigcheck/check_crash.py's words for a check that raised
 
 
-def find(snapshot: Any, path: str) -> tuple[bool, Any]:
-    """(exists, value) at a dotted path."""
-    node = snapshot
-    for part in path.split("."):
-        if isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
-        elif isinstance(node, dict) and part in node:
-            node = node[part]
-        else:
-            return False, None
-    return True, node
-
-
 def mutated_value(name: str, path: str) -> Any:
     value = MUTATIONS[name]
     if name == "wrong-typed number":
@@ -65,7 +53,7 @@ def mutated_value(name: str, path: str) -> Any:
 def breaks(path: str, name: str, snapshot: Any) -> bool:
     """Whether this mutation makes the fact unfit to judge: a value of its declared type is
     a different machine, not a broken fact (e.g. "16" is a fine product name)."""
-    exists, before = find(snapshot, path)
+    exists, before = lookup(snapshot, path)
     if not exists:
         return False
     if name == "deleted":

@@ -53,15 +53,8 @@ class Facts:
 
     def find(self, path: str, default: Any = None) -> Any:
         """The raw value at a dotted path (possibly an error record), or `default`."""
-        node: Any = self.data
-        for part in path.split("."):
-            if isinstance(node, list) and part.isdigit() and int(part) < len(node):
-                node = node[int(part)]
-            elif isinstance(node, dict) and part in node:
-                node = node[part]
-            else:
-                return default
-        return node
+        exists, value = lookup(self.data, path)
+        return value if exists else default
 
     @property
     def devices(self) -> list[dict[str, Any]]:
@@ -81,6 +74,19 @@ class Facts:
         ) as tmp:
             tmp.write(self.to_json())
         os.replace(tmp.name, target)
+
+
+def lookup(data: Any, path: str) -> tuple[bool, Any]:
+    """(exists, value) at a dotted path ('devices.0.ecc.current') in snapshot data."""
+    node = data
+    for part in path.split("."):
+        if isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        elif isinstance(node, dict) and part in node:
+            node = node[part]
+        else:
+            return False, None
+    return True, node
 
 
 def _deepest(error: jsonschema.ValidationError) -> jsonschema.ValidationError:
