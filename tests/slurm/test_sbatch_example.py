@@ -54,10 +54,11 @@ def test_the_sbatch_example_runs_on_two_nodes_and_its_results_are_judged(slurm, 
         outcomes = {c["name"]: c["outcome"] for c in judged["checks"]}
         for check in ("test_process_group_started_on_every_rank", "test_allreduce_correct"):
             assert outcomes[check] == "pass", (node, failures(judged), context)
-        # The bandwidth is judged (not skipped) against the cpu floor; whether loopback gloo
-        # clears it depends on what else CI's two cores do, as in test_two_agents_live.py: a
-        # failing figure must be that one alone, and the verdict and the job must say so.
-        assert outcomes[BANDWIDTH] in ("pass", "fail"), (node, failures(judged), context)
+        # The bandwidth is judged (not skipped) against the cpu class's floor and achievable
+        # figure; where loopback gloo lands depends on what else CI's two cores do, as in
+        # test_two_agents_live.py: pass, warn (under achievable) or fail (under the floor), and
+        # that figure alone, with the verdict and the job's exit saying so.
+        assert outcomes[BANDWIDTH] in ("pass", "warn", "fail"), (node, failures(judged), context)
         assert set(failures(judged)) <= {BANDWIDTH}, (node, failures(judged), context)
         assert judged["verdict"] == outcomes[BANDWIDTH], (node, failures(judged), context)
         bandwidth.add(outcomes[BANDWIDTH])
