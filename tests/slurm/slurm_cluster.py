@@ -89,7 +89,7 @@ class SlurmCluster:
         """Cancel what is still queued or running (slurmstepd outlives slurmd), then end the
         daemons this object started, newest first: SIGTERM, and SIGKILL after 10 s."""
         if any(name == "slurmctld" and p.poll() is None for name, p in self.daemons):
-            self.scontrol_quiet("scancel", "--partition=ci")
+            self.client("scancel", "--partition=ci")
             self._wait_for(lambda: not self.jobs(), 20, "cancelled jobs to end", fail=False)
         for _, proc in reversed(self.daemons):
             if proc.poll() is None:
@@ -156,20 +156,20 @@ class SlurmCluster:
             time.sleep(0.2)
 
     def _nodes_idle(self) -> bool:
-        out = self.scontrol_quiet("sinfo", "--noheader", "--Node", "--format=%N %T")
+        out = self.client("sinfo", "--noheader", "--Node", "--format=%N %T")
         states = dict(line.split() for line in out.splitlines() if line.strip())
         return all(states.get(node) == "idle" for node in NODES)
 
     # -- using it ----------------------------------------------------------------------------
 
-    def scontrol_quiet(self, *argv: str) -> str:
+    def client(self, *argv: str) -> str:
         """A client command's output; empty when it failed (the controller not up yet)."""
         argv = (shutil.which(argv[0], path=SBIN_PATH) or argv[0], *argv[1:])
         done = subprocess.run(argv, capture_output=True, text=True, env=self.env, timeout=30)
         return done.stdout if done.returncode == 0 else ""
 
     def jobs(self) -> list[str]:
-        return self.scontrol_quiet("squeue", "--noheader", "--format=%i").split()
+        return self.client("squeue", "--noheader", "--format=%i").split()
 
     def submit(self, argv: list[str], env: dict[str, str], cwd: Path) -> str:
         """sbatch --parsable; the job id."""
@@ -188,13 +188,13 @@ class SlurmCluster:
         while True:
             fields = dict(
                 f.split("=", 1)
-                for f in self.scontrol_quiet("scontrol", "--oneliner", "show", "job", job).split()
+                for f in self.client("scontrol", "--oneliner", "show", "job", job).split()
                 if "=" in f
             )
             if fields.get("JobState") in FINISHED:
                 return fields["JobState"], fields.get("ExitCode", "?")
             if time.monotonic() > deadline:
-                self.scontrol_quiet("scancel", job)
+                self.client("scancel", job)
                 raise TimeoutError(f"job {job} still {fields.get('JobState')} after {timeout_s} s")
             time.sleep(0.5)
 
