@@ -1,16 +1,34 @@
-"""AMD facts: devices as ROCm torch sees them, product ids from sysfs."""
+"""AMD facts: devices as ROCm torch sees them, product ids from sysfs, health through amdsmi
+(amd_smi.py) and the host's ROCm versions (rocm.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from rigcheck.facts.probe import guarded
+from rigcheck.facts.amd_smi import KEYS, load_amdsmi, probe_amd_health
+from rigcheck.facts.probe import error_record, guarded
+from rigcheck.facts.rocm import probe_rocm
 
 
 def amd_devices(torch_devices: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Turn the torch probe's ROCm device list into device facts."""
+    """Turn the torch probe's ROCm device list into device facts (identity only)."""
     return [_device(d) for d in torch_devices]
+
+
+def probe_amd(
+    torch_devices: list[dict[str, Any]], load: Callable[[], Any] = load_amdsmi
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The device facts with amdsmi's health facts merged in, and software.rocm."""
+    devices = amd_devices(torch_devices)
+    health, library = probe_amd_health([d.get("pci_bus_id") for d in torch_devices], load)
+    no_bus = error_record("torch reports no PCI bus id for this device: amdsmi cannot find it")
+    for device, d in zip(devices, torch_devices, strict=True):
+        device.update(health.get(d.get("pci_bus_id")) or {k: dict(no_bus) for k in KEYS})
+    if "error" in library:  # amdsmi unusable: both library facts carry its reason
+        return devices, probe_rocm(dict(library), dict(library))
+    return devices, probe_rocm(library["driver"], library["lib_version"])
 
 
 def _device(d: dict[str, Any]) -> dict[str, Any]:

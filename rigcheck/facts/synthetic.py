@@ -26,6 +26,7 @@ import rigcheck
 from rigcheck.facts.nvml import NVLINK_VERSIONS, nvlink_version
 from rigcheck.facts.probe import error_record
 from rigcheck.facts.snapshot import SCHEMA_VERSION, Facts
+from rigcheck.facts.synthetic_amd import amd_health, rocm_host
 from rigcheck.facts.synthetic_health import (
     device_counters,
     host_limits_for,
@@ -331,7 +332,7 @@ def _mac_host(chip: AppleChip) -> dict[str, Any]:
 
 def _device(spec: Spec, board: Board, index: int, count: int) -> dict[str, Any]:
     if spec.vendor == "amd":
-        return _amd_device(board, index)
+        return {**_amd_device(board, index), **amd_health(spec, count)}
     return _nvidia_device(spec, board, index, count)
 
 
@@ -596,6 +597,7 @@ def _gpu_software(spec: Spec, board: Board, stack: Stack, count: int) -> dict[st
         "flash_attn": _flash_attn(spec, stack),
         "nvidia_driver": _driver(stack) if nvidia else {"present": False, "reason": NO_NVML},
         "nvcc": {"path": "/usr/local/cuda/bin/nvcc", "version": stack.cuda} if nvidia else None,
+        "rocm": rocm_host() if stack.build == "rocm" else None,
     }
 
 
@@ -607,6 +609,7 @@ def _mps_software() -> dict[str, Any]:
         "flash_attn": {"installed": False},
         "nvidia_driver": {"present": False, "reason": NO_NVML},
         "nvcc": None,
+        "rocm": None,
     }
 
 
@@ -616,6 +619,7 @@ def _cpu_software() -> dict[str, Any]:
         "flash_attn": {"installed": False},
         "nvidia_driver": {"present": False, "reason": NO_NVML},
         "nvcc": None,
+        "rocm": None,
     }
 
 
