@@ -7,6 +7,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from amd_fakes import fake_amdsmi
 from counter_fakes import add_counter_fakes, write_aer
 
 from rigcheck.facts import amd, apple, counters, nvml, torch_probe
@@ -203,7 +204,9 @@ def test_amd_probe_writes_back_the_synthetic_devices(name, monkeypatch):
     snapshot = synthetic_snapshot(SPECS[name], gpus=2)
     pci = {d["pci"]["bus_id"]: d["pci"] for d in snapshot["devices"]}
     monkeypatch.setattr(amd, "_pci", lambda bus_id: pci[bus_id])  # sysfs, as this host lacks it
-    assert amd.amd_devices(snapshot["software"]["torch"]["devices"]) == snapshot["devices"]
+    module = fake_amdsmi(snapshot["devices"])  # amdsmi's answers (tests/amd_fakes.py)
+    devices, _ = amd.probe_amd(snapshot["software"]["torch"]["devices"], load=lambda: module)
+    assert devices == snapshot["devices"]
 
 
 @pytest.mark.parametrize("name", [n for n, s in SPECS.items() if s.backend == "mps"])
