@@ -57,9 +57,18 @@ def _na(value: Any) -> Any:
     return "N/A" if value is None else value  # _validate_if_max_uint's answer for all ones
 
 
-def fake_amdsmi(devices: list[dict[str, Any]], driver: str = "6.8.5") -> SimpleNamespace:
-    """A module whose answers are the devices' records; `failures` maps (function name, bus id
-    or None for all) to an err_code the call raises instead."""
+LINK_TYPES = {"internal": 0, "pcie": 1, "xgmi": 2, "not_applicable": 3, "unknown": 4}
+
+
+def fake_amdsmi(
+    devices: list[dict[str, Any]], driver: str = "6.8.5", topology: Any = None
+) -> SimpleNamespace:
+    """A module whose answers are the devices' records (and the topology's pairs, by bus id);
+    `failures` maps (function name, bus id or None for all) to an err_code the call raises."""
+    pairs = {}
+    for p in (topology or {}).get("pairs", []):
+        a, b = (topology["gpus"][i]["bus_id"] for i in p["gpus"])
+        pairs[a, b] = pairs[b, a] = p
     by_handle = {object(): d for d in devices}
     handles = list(by_handle)
     fw_names = sorted({n for d in devices for n in (d["amd_firmware"] or {}).get("blocks", {})})
@@ -84,7 +93,22 @@ def fake_amdsmi(devices: list[dict[str, Any]], driver: str = "6.8.5") -> SimpleN
         entry = next(b for b in need(d["ras_blocks"]) if b["block"] == block.name)
         return _ec(need(entry["counts"]))
 
+    def pair(name: str, fn):
+        def wrapped(ha, hb):
+            a, b = by_handle[ha]["pci"]["bus_id"], by_handle[hb]["pci"]["bus_id"]
+            for key in ((name, a), (name, b), (name, None)):
+                if key in failures:
+                    raise AmdSmiLibraryException(failures[key])
+            return fn(pairs[a, b])
+
+        return wrapped
+
     module = SimpleNamespace(
+        amdsmi_topo_get_link_type=pair(
+            "amdsmi_topo_get_link_type",
+            lambda p: {"hops": p["link"]["hops"], "type": LINK_TYPES[p["link"]["type"]]},
+        ),
+        amdsmi_is_P2P_accessible=pair("amdsmi_is_P2P_accessible", lambda p: p["p2p"]["accessible"]),
         AmdSmiException=AmdSmiException,
         AmdSmiLibraryException=AmdSmiLibraryException,
         AmdSmiParameterException=AmdSmiParameterException,

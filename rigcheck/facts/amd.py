@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from rigcheck.facts.amd_smi import KEYS, load_amdsmi, probe_amd_health
+from rigcheck.facts.amd_topology import amd_topology
 from rigcheck.facts.probe import error_record, guarded
 from rigcheck.facts.rocm import probe_rocm
 
@@ -20,15 +21,18 @@ def amd_devices(torch_devices: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def probe_amd(
     torch_devices: list[dict[str, Any]], load: Callable[[], Any] = load_amdsmi
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """The device facts with amdsmi's health facts merged in, and software.rocm."""
+    """The device facts with amdsmi's health facts merged in, and the node's other AMD facts:
+    {"rocm": software.rocm, "topology": the topology section}."""
     devices = amd_devices(torch_devices)
     health, library = probe_amd_health([d.get("pci_bus_id") for d in torch_devices], load)
     no_bus = error_record("torch reports no PCI bus id for this device: amdsmi cannot find it")
     for device, d in zip(devices, torch_devices, strict=True):
         device.update(health.get(d.get("pci_bus_id")) or {k: dict(no_bus) for k in KEYS})
-    if "error" in library:  # amdsmi unusable: both library facts carry its reason
-        return devices, probe_rocm(dict(library), dict(library))
-    return devices, probe_rocm(library["driver"], library["lib_version"])
+    if "error" in library:  # amdsmi unusable: the library facts carry its reason
+        rocm, pairs = probe_rocm(dict(library), dict(library)), dict(library)
+    else:
+        rocm, pairs = probe_rocm(library["driver"], library["lib_version"]), library["pairs"]
+    return devices, {"rocm": rocm, "topology": amd_topology(torch_devices, pairs)}
 
 
 def _device(d: dict[str, Any]) -> dict[str, Any]:

@@ -27,6 +27,7 @@ XGMI_LINK = {"U": "up", "D": "down", "X": "disabled"}  # amdsmi_get_gpu_xgmi_lin
 XGMI_ERROR = {0: "no_errors", 1: "error", 2: "multiple_errors"}  # AmdSmiXgmiStatus
 # PCIe transfer rate per lane (MT/s) -> generation, as amdsmi_get_pcie_info reports the speed.
 PCIE_GEN = {2500: 1, 5000: 2, 8000: 3, 16000: 4, 32000: 5, 64000: 6}
+LINK_TYPES = {0: "internal", 1: "pcie", 2: "xgmi", 3: "not_applicable", 4: "unknown"}
 KEYS = ("ras", "ras_blocks", "bad_pages", "power_cap", "pcie_link", "xgmi", "amd_firmware")
 
 
@@ -43,7 +44,7 @@ def probe_amd_health(bus_ids: list[str | None], load: Callable[[], Any] = load_a
     try:
         smi = load()
     except Exception as exc:  # KeyError without libamd_smi.so, ImportError without the wheel
-        return _all_failed(bus_ids, _unusable(exc)), {"error": _unusable(exc)["error"]}
+        return _all_failed(bus_ids, _unusable(exc)), _unusable(exc)
     try:
         smi.amdsmi_init()
     except Exception as exc:
@@ -73,9 +74,11 @@ def _probe_initialised(smi: Any, bus_ids: list[str | None]) -> tuple[dict[str, A
     library = {
         "lib_version": read(lambda: _lib_version(smi)),
         "driver": None,
+        "pairs": error_record("amdsmi listed no processor handles"),
     }
     if not isinstance(handles, dict) or "error" in handles:
         reason = handles if isinstance(handles, dict) else error_record("no processor handles")
+        library["pairs"] = reason
         return _all_failed(bus_ids, reason), library
     out = {}
     for bus in bus_ids:
@@ -89,6 +92,7 @@ def _probe_initialised(smi: Any, bus_ids: list[str | None]) -> tuple[dict[str, A
         out[bus] = probe_device(smi, h, read)
         if library["driver"] is None:
             library["driver"] = read(lambda h=h: _driver(smi, h))
+    library["pairs"] = [_pair(smi, handles, bus_ids, a, b, read) for a, b in _pairs(bus_ids)]
     return out, library
 
 
@@ -125,6 +129,28 @@ def _handles_by_bus(smi: Any) -> dict[str, Any]:
     return {
         str(smi.amdsmi_get_gpu_device_bdf(h)).lower(): h for h in smi.amdsmi_get_processor_handles()
     }
+
+
+def _pairs(bus_ids: list[str | None]) -> list[tuple[int, int]]:
+    n = len(bus_ids)
+    return [(a, b) for a in range(n) for b in range(a + 1, n)]
+
+
+def _pair(smi: Any, handles: dict, bus_ids: list, a: int, b: int, read) -> dict[str, Any]:
+    """How two GPUs are joined (amdsmi_topo_get_link_type: xgmi, pcie..., and in how many hops)
+    and whether each can reach the other's memory (amdsmi_is_P2P_accessible)."""
+    ha, hb = (handles.get(str(bus_ids[i]).lower()) for i in (a, b))
+    if ha is None or hb is None:
+        missing = error_record(f"amdsmi lists no GPU at {bus_ids[a] if ha is None else bus_ids[b]}")
+        return {"gpus": [a, b], "link": missing, "p2p": dict(missing)}
+
+    def link() -> dict[str, Any]:
+        info = smi.amdsmi_topo_get_link_type(ha, hb)
+        kind = int(info["type"])
+        return {"type": LINK_TYPES.get(kind, f"unknown_{kind}"), "hops": int(info["hops"])}
+
+    accessible = read(lambda: {"accessible": bool(smi.amdsmi_is_P2P_accessible(ha, hb))})
+    return {"gpus": [a, b], "link": read(link), "p2p": accessible}
 
 
 def _lib_version(smi: Any) -> str:

@@ -229,6 +229,8 @@ def synthetic_snapshot(spec: Spec, gpus: int | None = None) -> dict[str, Any]:
         host = sized_for_gpus(_linux_host(board.host), count)
         if spec.vendor == "nvidia":
             topology = _topology(spec, board, count)
+        elif spec.vendor == "amd":
+            topology = _amd_topology(spec, board, count)
     return {
         "schema_version": SCHEMA_VERSION,
         "origin": _origin(spec, gpus),
@@ -464,6 +466,21 @@ def _topology(spec: Spec, board: Board, count: int) -> dict[str, Any]:
         for a, b in combinations(range(count), 2)
     ]
     return {"source": "nvml", "host_numa_cpus": numa, "gpus": gpus, "pairs": pairs}
+
+
+def _amd_topology(spec: Spec, board: Board, count: int) -> dict[str, Any]:
+    """amd_topology.amd_topology's record: NUMA placement as on NVIDIA servers, and every pair one
+    xGMI hop apart (MI300X's fully connected Infinity Fabric: 7 links, one to each peer)."""
+    host = HOSTS[board.host]
+    numa = _numa_cpus(host)
+    gpus = [_topology_gpu(spec, board, host, numa, i, count) for i in range(count)]
+    for gpu in gpus:
+        del gpu["nvlink"]  # NVML's; amdsmi's links are per pair
+    pairs = [
+        {"gpus": [a, b], "link": {"type": "xgmi", "hops": 1}, "p2p": {"accessible": True}}
+        for a, b in combinations(range(count), 2)
+    ]
+    return {"source": "amdsmi", "host_numa_cpus": numa, "gpus": gpus, "pairs": pairs}
 
 
 def _numa_cpus(host: Host) -> dict[str, str]:

@@ -293,6 +293,10 @@ TYPES: dict[str, FactType] = {
     "devices.*.amd_firmware": _t("object", "the GPU's VBIOS and firmware versions"),
     "devices.*.amd_firmware.vbios": _t("text", "the VBIOS version every GPU should share"),
     "devices.*.amd_firmware.blocks": _t("object", "firmware versions every GPU should share"),
+    "topology.pairs.*.link": _t("object", "how amdsmi says two AMD GPUs are joined"),
+    "topology.pairs.*.link.type": _t("text", "the link between two AMD GPUs (xgmi, pcie)"),
+    "topology.pairs.*.link.hops": _t("count", "hops between two AMD GPUs"),
+    "topology.pairs.*.p2p.accessible": _t("bool", "whether two AMD GPUs reach each other (P2P)"),
     "software.torch.hip_version": _t(
         "version", "the ROCm (HIP) torch was built with (null: not a ROCm build)", nullable=True
     ),

@@ -7,7 +7,7 @@ import sys
 import pytest
 from amd_fakes import DRIVER_NOT_LOADED, NO_PERM, NOT_SUPPORTED, fake_amdsmi
 
-from rigcheck.facts import amd, amd_smi, collect, rocm
+from rigcheck.facts import amd, amd_smi, amd_topology, collect, rocm
 from rigcheck.facts.probe import is_error
 from rigcheck.facts.synthetic import synthetic_snapshot
 from rigcheck.spec import load_spec
@@ -23,23 +23,54 @@ def node(monkeypatch):
 
 
 def probe(node, module):
-    return amd.probe_amd(node["software"]["torch"]["devices"], load=lambda: module)
+    devices, other = amd.probe_amd(node["software"]["torch"]["devices"], load=lambda: module)
+    return devices, other["rocm"]
+
+
+def fake(node):
+    return fake_amdsmi(node["devices"], topology=node["topology"])
 
 
 def test_a_healthy_node_reads_back(node):
-    devices, rocm_facts = probe(node, fake_amdsmi(node["devices"]))
+    devices, other = amd.probe_amd(node["software"]["torch"]["devices"], load=lambda: fake(node))
     assert devices == node["devices"]
-    assert rocm_facts["amdsmi_lib"] == "24.6.2"
+    assert other["rocm"]["amdsmi_lib"] == "24.6.2"
+    assert other["topology"]["pairs"] == node["topology"]["pairs"]
+
+
+def test_the_topology_reads_numa_placement_from_sysfs(node, tmp_path):
+    """Each GPU's NUMA node and local CPUs from a fake /sys, as the synthetic node has them."""
+    want = node["topology"]
+    for node_id, cpus in want["host_numa_cpus"].items():
+        folder = tmp_path / "devices/system/node" / f"node{node_id}"
+        folder.mkdir(parents=True)
+        (folder / "cpulist").write_text(cpus + "\n")
+    for gpu in want["gpus"]:
+        folder = tmp_path / "bus/pci/devices" / gpu["bus_id"]
+        folder.mkdir(parents=True)
+        (folder / "numa_node").write_text(f"{gpu['numa_node']}\n")
+        (folder / "local_cpulist").write_text(gpu["cpu_affinity"] + "\n")
+    got = amd_topology.amd_topology(node["software"]["torch"]["devices"], want["pairs"], tmp_path)
+    assert got == want
+
+
+def test_a_pair_link_not_supported_is_none_and_p2p_still_read(node):
+    module = fake(node)
+    module.failures[("amdsmi_topo_get_link_type", "0000:18:00.0")] = NOT_SUPPORTED
+    _, other = amd.probe_amd(node["software"]["torch"]["devices"], load=lambda: module)
+    pairs = other["topology"]["pairs"]
+    assert pairs[0]["link"] is None and pairs[0]["p2p"] == {"accessible": True}
+    assert pairs[-1] == node["topology"]["pairs"][-1]
 
 
 def test_through_sys_modules_the_real_import_path_is_used(node, monkeypatch):
-    monkeypatch.setitem(sys.modules, "amdsmi", fake_amdsmi(node["devices"]))
+    monkeypatch.setitem(sys.modules, "amdsmi", fake(node))
     devices, _ = amd.probe_amd(node["software"]["torch"]["devices"])
     assert devices == node["devices"]
 
 
 def test_not_supported_is_none_and_the_rest_is_read(node):
-    module = fake_amdsmi(node["devices"])
+    module = fake(node)
     module.failures[("amdsmi_get_gpu_xgmi_link_status", "0000:18:00.0")] = NOT_SUPPORTED
     devices, _ = probe(node, module)
     assert devices[0]["xgmi"] is None
@@ -48,7 +79,7 @@ def test_not_supported_is_none_and_the_rest_is_read(node):
 
 
 def test_permission_denied_is_an_error_record_saying_so(node):
-    module = fake_amdsmi(node["devices"])
+    module = fake(node)
     module.failures[("amdsmi_get_gpu_bad_page_info", None)] = NO_PERM
     devices, _ = probe(node, module)
     assert all(is_error(d["bad_pages"]) for d in devices)
@@ -57,7 +88,7 @@ def test_permission_denied_is_an_error_record_saying_so(node):
 
 
 def test_a_refused_inner_read_keeps_its_reason(node):
-    module = fake_amdsmi(node["devices"])
+    module = fake(node)
     module.failures[("amdsmi_gpu_xgmi_error_status", None)] = NO_PERM
     module.failures[("amdsmi_get_gpu_bad_page_threshold", None)] = NOT_SUPPORTED
     devices, _ = probe(node, module)
@@ -69,13 +100,13 @@ def test_a_refused_inner_read_keeps_its_reason(node):
 def test_counters_amdsmi_writes_as_na_are_none(node):
     for d in node["devices"]:
         d["pcie_link"]["replays"] = d["pcie_link"]["nak_sent"] = None
-    devices, _ = probe(node, fake_amdsmi(node["devices"]))
+    devices, _ = probe(node, fake(node))
     assert devices[0]["pcie_link"]["replays"] is None
     assert devices[0]["pcie_link"]["width_current"] == 16
 
 
 def test_a_disabled_ras_block_is_not_counted(node):
-    devices, _ = probe(node, fake_amdsmi(node["devices"]))
+    devices, _ = probe(node, fake(node))
     df = next(b for b in devices[0]["ras_blocks"] if b["block"] == "DF")
     assert df == {"block": "DF", "state": "DISABLED", "counts": None}
 
@@ -91,11 +122,13 @@ def test_no_usable_amdsmi_is_an_error_record_per_fact(node, failure):
     def load():
         raise failure
 
-    devices, rocm_facts = amd.probe_amd(node["software"]["torch"]["devices"], load=load)
+    devices, other = amd.probe_amd(node["software"]["torch"]["devices"], load=load)
     for d in devices:
         for key in amd_smi.KEYS:
             assert is_error(d[key]) and "amdsmi is not usable here" in d[key]["error"]
-    assert is_error(rocm_facts["amdsmi_lib"])
+    assert is_error(other["rocm"]["amdsmi_lib"])
+    assert len(other["topology"]["pairs"]) == 28
+    assert all(is_error(p["link"]) and is_error(p["p2p"]) for p in other["topology"]["pairs"])
 
 
 def test_without_amdsmi_installed_nothing_raises(node, monkeypatch):
@@ -105,7 +138,7 @@ def test_without_amdsmi_installed_nothing_raises(node, monkeypatch):
 
 
 def test_init_failing_names_the_status(node):
-    module = fake_amdsmi(node["devices"])
+    module = fake(node)
     module.failures[("amdsmi_init", None)] = DRIVER_NOT_LOADED
     devices, rocm_facts = probe(node, module)
     assert "AMDSMI_STATUS_DRIVER_NOT_LOADED" in devices[0]["xgmi"]["error"]
@@ -113,17 +146,17 @@ def test_init_failing_names_the_status(node):
 
 
 def test_a_gpu_amdsmi_does_not_list_is_named(node):
-    module = fake_amdsmi(node["devices"][1:])
+    module = fake_amdsmi(node["devices"][1:], topology=node["topology"])
     devices, _ = probe(node, module)
     assert "amdsmi lists no GPU at 0000:18:00.0" in devices[0]["ras"]["error"]
     assert devices[1]["ras"] == node["devices"][1]["ras"]
 
 
 def test_the_cpu_class_has_no_amd_facts(monkeypatch):
-    """A CPU-only host: no AMD devices, software.rocm None ("not a ROCm build")."""
+    """A CPU-only host: no AMD devices and no AMD node facts (software.rocm is then None)."""
     monkeypatch.setattr(collect, "is_apple_silicon", lambda: False)
     torch_facts = synthetic_snapshot(load_spec("cpu"))["software"]["torch"]
-    assert collect._other_devices(None, torch_facts) == ([], None)
+    assert collect._other_devices(None, torch_facts) == ([], {})
 
 
 def test_rocm_versions_from_the_host(tmp_path):

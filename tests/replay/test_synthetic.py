@@ -204,7 +204,7 @@ def test_amd_probe_writes_back_the_synthetic_devices(name, monkeypatch):
     snapshot = synthetic_snapshot(SPECS[name], gpus=2)
     pci = {d["pci"]["bus_id"]: d["pci"] for d in snapshot["devices"]}
     monkeypatch.setattr(amd, "_pci", lambda bus_id: pci[bus_id])  # sysfs, as this host lacks it
-    module = fake_amdsmi(snapshot["devices"])  # amdsmi's answers (tests/amd_fakes.py)
+    module = fake_amdsmi(snapshot["devices"], topology=snapshot["topology"])  # tests/amd_fakes.py
     devices, _ = amd.probe_amd(snapshot["software"]["torch"]["devices"], load=lambda: module)
     assert devices == snapshot["devices"]
 
