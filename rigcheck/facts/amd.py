@@ -4,9 +4,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+from rigcheck.facts import counters
 from rigcheck.facts.amd_smi import KEYS, load_amdsmi, probe_amd_health
 from rigcheck.facts.amd_topology import amd_topology
 from rigcheck.facts.probe import error_record, guarded
@@ -28,6 +30,7 @@ def probe_amd(
     no_bus = error_record("torch reports no PCI bus id for this device: amdsmi cannot find it")
     for device, d in zip(devices, torch_devices, strict=True):
         device.update(health.get(d.get("pci_bus_id")) or {k: dict(no_bus) for k in KEYS})
+        device["pcie_aer"] = guarded(partial(_aer, d.get("pci_bus_id")))
     if "error" in library:  # amdsmi unusable: the library facts carry its reason
         rocm, pairs = probe_rocm(dict(library), dict(library)), dict(library)
     else:
@@ -46,6 +49,11 @@ def _device(d: dict[str, Any]) -> dict[str, Any]:
         "memory_total_bytes": d["total_memory_bytes"],
         "pci": guarded(lambda: _pci(bus_id)),
     }
+
+
+def _aer(bus_id: str | None) -> Any:
+    """The kernel's AER totals for the GPU's PCI function (sysfs, as for NVIDIA GPUs)."""
+    return counters._aer(counters.SYSFS_PCI, bus_id)
 
 
 def _pci(bus_id: str | None) -> dict[str, str]:

@@ -60,6 +60,7 @@ def amd_health(spec: Spec, count: int) -> dict[str, Any]:
         "bad_pages": {**PAGES_NONE, "threshold": BAD_PAGE_THRESHOLD},
         "power_cap": {"cap_w": tdp, "default_w": tdp, "max_w": tdp},
         "pcie_link": dict(PCIE_GEN5_X16),
+        "pcie_aer": {"correctable": 0, "nonfatal": 0, "fatal": 0},  # sysfs, as on NVIDIA
         # A lone GPU (a VM's SR-IOV function) has no peers: amdsmi answers NOT_SUPPORTED.
         "xgmi": _xgmi(links) if count > 1 else None,
         "amd_firmware": {"vbios": FIRMWARE["vbios"], "blocks": dict(FIRMWARE["blocks"])},

@@ -6,19 +6,23 @@ import sys
 
 import pytest
 from amd_fakes import DRIVER_NOT_LOADED, NO_PERM, NOT_SUPPORTED, fake_amdsmi
+from counter_fakes import write_aer
 
-from rigcheck.facts import amd, amd_smi, amd_topology, collect, rocm
+from rigcheck.facts import amd, amd_smi, amd_topology, collect, counters, rocm
 from rigcheck.facts.probe import is_error
 from rigcheck.facts.synthetic import synthetic_snapshot
 from rigcheck.spec import load_spec
 
 
 @pytest.fixture
-def node(monkeypatch):
-    """An 8-GPU MI300X node's good snapshot, with sysfs PCI ids answered from it."""
+def node(monkeypatch, tmp_path):
+    """An 8-GPU MI300X node's good snapshot, with sysfs PCI ids and AER files answered from it."""
     snapshot = synthetic_snapshot(load_spec("mi300x"), gpus=8)
     pci = {d["pci"]["bus_id"]: d["pci"] for d in snapshot["devices"]}
     monkeypatch.setattr(amd, "_pci", lambda bus_id: pci[bus_id])  # this host has no such sysfs
+    monkeypatch.setattr(counters, "SYSFS_PCI", tmp_path / "aer")
+    for device in snapshot["devices"]:
+        write_aer(tmp_path / "aer", device)  # the kernel's aer_dev_* files (tests/counter_fakes)
     return snapshot
 
 
