@@ -33,6 +33,42 @@ def nvidia_only(spec: Spec, what: str) -> None:
         pytest.skip(f"{what}: only NVIDIA classes report them; {spec.name} is {spec.vendor}")
 
 
+# NVML checks and the amdsmi check that judges the same thing on AMD (test_amd_health.py).
+AMD_EQUIVALENT = {
+    "test_ecc_enabled": "test_amd_ecc_enabled",
+    "test_no_uncorrected_ecc_errors": "test_amd_no_uncorrectable_ecc_errors",
+    "test_ecc_counts_within_ceilings": "test_amd_corrected_ecc_within_ceiling",
+    "test_no_pending_memory_repair": "test_amd_bad_pages",
+    "test_remapped_rows_below_ceiling": "test_amd_bad_pages",
+    "test_retired_pages_below_limit": "test_amd_bad_pages",
+    "test_power_limit_not_capped": "test_amd_power_cap_not_capped",
+    "test_pcie_generation": "test_amd_pcie_generation",
+    "test_pcie_width": "test_amd_pcie_width",
+    "test_pcie_replays_within_limit": "test_amd_pcie_replays_within_limit",
+    "test_nvlink_up": "test_amd_xgmi_links_up",
+    "test_nvlink_error_counters": "test_amd_xgmi_links_up",
+    "test_nvswitch_fabric_registered": "test_amd_xgmi_links_up",
+    "test_firmware_identical_across_gpus": "test_amd_firmware_identical_across_gpus",
+}
+
+
+# NVML-suite checks whose facts AMD devices carry too (sysfs AER): they judge AMD as they are.
+AMD_JUDGED_AS_IS = {"test_pcie_aer_within_limits"}
+
+
+def nvidia_counters(spec: Spec, what: str, test: str) -> None:
+    """An NVML health check: on AMD, a skip naming the amdsmi check that judges the same
+    thing, or an xfail where AMD's counterpart is not probed yet."""
+    if spec.vendor == "amd" and test in AMD_JUDGED_AS_IS:
+        return
+    if spec.vendor == "amd" and test in AMD_EQUIVALENT:
+        pytest.skip(
+            f"NVML's check: on AMD, suites/facts/test_amd_health.py::{AMD_EQUIVALENT[test]} "
+            "judges this through amdsmi"
+        )
+    nvidia_only(spec, what)
+
+
 def newer_fact(facts: Facts, path: str) -> Any:
     """A fact rigcheck added with the counter probes (issue 12), read through the typed accessor;
     a snapshot recorded before them cannot have it: that replay skips, saying so."""

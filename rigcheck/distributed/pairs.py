@@ -38,7 +38,11 @@ def pair_label(a: Any, b: Any, host: str | None = None) -> str:
 
 
 def link_kind(pair: dict[str, Any]) -> str:
-    """'NV18 (NVSwitch)', 'NV4', or the PCIe path: how a topology pair is joined."""
+    """'NV18 (NVSwitch)', 'NV4', or the PCIe path: how a topology pair is joined; on AMD
+    (amdsmi's pairs) 'xgmi, 1 hop'."""
+    amd = pair.get("link")
+    if isinstance(amd, dict) and "type" in amd:
+        return f"{amd['type']}, {amd.get('hops')} hop"
     nvlink = pair.get("nvlink")
     if isinstance(nvlink, dict) and nvlink.get("links"):
         via = " through NVSwitch" if nvlink.get("via") == "nvswitch" else ""

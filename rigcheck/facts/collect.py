@@ -9,7 +9,7 @@ import time
 from typing import Any
 
 import rigcheck
-from rigcheck.facts.amd import amd_devices
+from rigcheck.facts.amd import probe_amd
 from rigcheck.facts.apple import is_apple_silicon, probe_apple_device
 from rigcheck.facts.fabric import probe_fabric
 from rigcheck.facts.host import probe_host
@@ -29,6 +29,7 @@ def collect_facts(run: CommandRunner | None = None, xid_window_s: int | None = N
     torch_side = probe_torch_process()
     torch_facts = torch_side.get("torch", {})
     driver, nvidia = probe_nvidia()
+    devices, amd = (nvidia, {}) if nvidia else _other_devices(run, torch_facts)
     data = {
         "schema_version": SCHEMA_VERSION,
         "origin": _origin(),
@@ -38,10 +39,11 @@ def collect_facts(run: CommandRunner | None = None, xid_window_s: int | None = N
             "flash_attn": _from_torch_side(torch_side, "flash_attn"),
             "nvidia_driver": driver,
             "nvcc": probe_nvcc(run),
+            "rocm": amd.get("rocm"),  # None off ROCm (rigcheck/facts/rocm.py)
         },
-        "devices": nvidia or _other_devices(run, torch_facts),
+        "devices": devices,
         "smoke": _from_torch_side(torch_side, "smoke"),
-        "topology": probe_topology(),
+        "topology": amd["topology"] if "topology" in amd else probe_topology(),
         "kernel_log": window_from_env(lambda w: probe_kernel_log(run, w), xid_window_s),
         "host_limits": probe_host_limits(),
     }
@@ -59,15 +61,16 @@ def _from_torch_side(torch_side: dict[str, Any], key: str) -> Any:
     return error_record(reason)
 
 
-def _other_devices(run: CommandRunner, torch_facts: Any) -> list[dict[str, Any]]:
-    """AMD devices through ROCm torch, or the Apple GPU; none on a CPU-only host."""
+def _other_devices(run: CommandRunner, torch_facts: Any) -> tuple[list[dict[str, Any]], dict]:
+    """AMD devices through ROCm torch (with the node's ROCm versions and topology), or the Apple
+    GPU; none on a CPU-only host. The second item holds the AMD node facts, empty off ROCm."""
     if is_error(torch_facts):
-        return []
+        return [], {}
     if torch_facts.get("build") == "rocm" and isinstance(torch_facts.get("devices"), list):
-        return amd_devices(torch_facts["devices"])
+        return probe_amd(torch_facts["devices"])
     if is_apple_silicon():
-        return [probe_apple_device(run, torch_facts.get("mps_available"))]
-    return []
+        return [probe_apple_device(run, torch_facts.get("mps_available"))], {}
+    return [], {}
 
 
 def _origin() -> dict[str, Any]:

@@ -26,6 +26,7 @@ import rigcheck
 from rigcheck.facts.nvml import NVLINK_VERSIONS, nvlink_version
 from rigcheck.facts.probe import error_record
 from rigcheck.facts.snapshot import SCHEMA_VERSION, Facts
+from rigcheck.facts.synthetic_amd import amd_health, rocm_host
 from rigcheck.facts.synthetic_health import (
     device_counters,
     host_limits_for,
@@ -228,6 +229,8 @@ def synthetic_snapshot(spec: Spec, gpus: int | None = None) -> dict[str, Any]:
         host = sized_for_gpus(_linux_host(board.host), count)
         if spec.vendor == "nvidia":
             topology = _topology(spec, board, count)
+        elif spec.vendor == "amd":
+            topology = _amd_topology(spec, board, count)
     return {
         "schema_version": SCHEMA_VERSION,
         "origin": _origin(spec, gpus),
@@ -331,7 +334,7 @@ def _mac_host(chip: AppleChip) -> dict[str, Any]:
 
 def _device(spec: Spec, board: Board, index: int, count: int) -> dict[str, Any]:
     if spec.vendor == "amd":
-        return _amd_device(board, index)
+        return {**_amd_device(board, index), **amd_health(spec, count)}
     return _nvidia_device(spec, board, index, count)
 
 
@@ -465,6 +468,21 @@ def _topology(spec: Spec, board: Board, count: int) -> dict[str, Any]:
     return {"source": "nvml", "host_numa_cpus": numa, "gpus": gpus, "pairs": pairs}
 
 
+def _amd_topology(spec: Spec, board: Board, count: int) -> dict[str, Any]:
+    """amd_topology.amd_topology's record: NUMA placement as on NVIDIA servers, and every pair one
+    xGMI hop apart (MI300X's fully connected Infinity Fabric: 7 links, one to each peer)."""
+    host = HOSTS[board.host]
+    numa = _numa_cpus(host)
+    gpus = [_topology_gpu(spec, board, host, numa, i, count) for i in range(count)]
+    for gpu in gpus:
+        del gpu["nvlink"]  # NVML's; amdsmi's links are per pair
+    pairs = [
+        {"gpus": [a, b], "link": {"type": "xgmi", "hops": 1}, "p2p": {"accessible": True}}
+        for a, b in combinations(range(count), 2)
+    ]
+    return {"source": "amdsmi", "host_numa_cpus": numa, "gpus": gpus, "pairs": pairs}
+
+
 def _numa_cpus(host: Host) -> dict[str, str]:
     """Each socket's cores and their SMT siblings, as the kernel lists a node's CPUs."""
     physical, logical = host.cores
@@ -596,6 +614,7 @@ def _gpu_software(spec: Spec, board: Board, stack: Stack, count: int) -> dict[st
         "flash_attn": _flash_attn(spec, stack),
         "nvidia_driver": _driver(stack) if nvidia else {"present": False, "reason": NO_NVML},
         "nvcc": {"path": "/usr/local/cuda/bin/nvcc", "version": stack.cuda} if nvidia else None,
+        "rocm": rocm_host() if stack.build == "rocm" else None,
     }
 
 
@@ -607,6 +626,7 @@ def _mps_software() -> dict[str, Any]:
         "flash_attn": {"installed": False},
         "nvidia_driver": {"present": False, "reason": NO_NVML},
         "nvcc": None,
+        "rocm": None,
     }
 
 
@@ -616,6 +636,7 @@ def _cpu_software() -> dict[str, Any]:
         "flash_attn": {"installed": False},
         "nvidia_driver": {"present": False, "reason": NO_NVML},
         "nvcc": None,
+        "rocm": None,
     }
 
 

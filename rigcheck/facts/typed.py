@@ -248,6 +248,63 @@ TYPES: dict[str, FactType] = {
     "devices.*.firmware": _t("object", "the GPU's firmware versions"),
     "devices.*.firmware.vbios": _t("text", "the VBIOS version every GPU should share"),
     "devices.*.firmware.inforom_image": _t("text", "the InfoROM image every GPU should share"),
+    # AMD through amdsmi (issue 12: rigcheck/facts/amd_smi.py, rocm.py)
+    "devices.*.ras": _t("object", "ECC errors amdsmi counts over all RAS blocks"),
+    **{
+        f"devices.*.ras.{kind}": _t("count", f"{kind} ECC errors since the driver loaded")
+        for kind in ("correctable", "uncorrectable", "deferred")
+    },
+    "devices.*.ras_blocks": _t("list", "each RAS block's state and counts", items="object"),
+    "devices.*.ras_blocks.*.block": _t("text", "which RAS block (UMC is the HBM controller)"),
+    "devices.*.ras_blocks.*.state": _t("text", "whether the block's ECC is ENABLED"),
+    "devices.*.ras_blocks.*.counts": _t(
+        "object", "a RAS block's error counts (null: not counted)", nullable=True
+    ),
+    **{
+        f"devices.*.ras_blocks.*.counts.{kind}": _t("count", f"{kind} errors in a RAS block")
+        for kind in ("correctable", "uncorrectable", "deferred")
+    },
+    "devices.*.bad_pages": _t("object", "HBM pages retired for ECC errors"),
+    "devices.*.bad_pages.retired": _t("count", "pages retired for ECC errors"),
+    "devices.*.bad_pages.pending": _t("count", "pages waiting to be retired at the next reset"),
+    "devices.*.bad_pages.unreservable": _t("count", "bad pages the driver could not retire"),
+    "devices.*.bad_pages.threshold": _t(
+        "count",
+        "retired pages at which the driver flags the GPU (null: not reported)",
+        nullable=True,
+    ),
+    "devices.*.power_cap": _t("object", "the GPU's power cap"),
+    "devices.*.power_cap.cap_w": _t("number", "the power cap in force", unit="W"),
+    "devices.*.pcie_link": _t("object", "the PCIe link amdsmi reports"),
+    "devices.*.pcie_link.gen_max": _t("count", "the fastest PCIe generation of the device"),
+    "devices.*.pcie_link.width_current": _t("count", "the PCIe lanes the link trained at"),
+    "devices.*.pcie_link.replays": _t(
+        "count", "PCIe replays (null: not counted here)", nullable=True
+    ),
+    "devices.*.xgmi": _t("object", "the GPU's xGMI (Infinity Fabric) links"),
+    "devices.*.xgmi.total_links": _t("count", "xGMI links the GPU has"),
+    "devices.*.xgmi.up": _t("count", "xGMI links up"),
+    "devices.*.xgmi.error_status": _t(
+        "choice",
+        "xGMI error state (null: not reported)",
+        choices=("no_errors", "error", "multiple_errors"),
+        nullable=True,
+    ),
+    "devices.*.amd_firmware": _t("object", "the GPU's VBIOS and firmware versions"),
+    "devices.*.amd_firmware.vbios": _t("text", "the VBIOS version every GPU should share"),
+    "devices.*.amd_firmware.blocks": _t("object", "firmware versions every GPU should share"),
+    "topology.pairs.*.link": _t("object", "how amdsmi says two AMD GPUs are joined"),
+    "topology.pairs.*.link.type": _t("text", "the link between two AMD GPUs (xgmi, pcie)"),
+    "topology.pairs.*.link.hops": _t("count", "hops between two AMD GPUs"),
+    "topology.pairs.*.p2p.accessible": _t("bool", "whether two AMD GPUs reach each other (P2P)"),
+    "software.torch.hip_version": _t(
+        "version", "the ROCm (HIP) torch was built with (null: not a ROCm build)", nullable=True
+    ),
+    "software.rocm": _t("object", "the host's ROCm versions"),
+    "software.rocm.installed": _t(
+        "version", "the ROCm release on the host (null: none installed)", nullable=True
+    ),
+    "software.rocm.kernel_driver": _t("text", "the amdgpu kernel driver's version"),
     "kernel_log": _t("object", "the Xid events the NVIDIA driver logged"),
     "kernel_log.source": _t("text", "where the kernel log was read"),
     "kernel_log.window_s": _t(

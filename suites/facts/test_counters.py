@@ -2,7 +2,7 @@
 
 import pytest
 
-from rigcheck.limits import health_limit, nvidia_only
+from rigcheck.limits import health_limit, nvidia_counters
 from rigcheck.require import device_value, expected, gpu_label
 
 pytestmark = pytest.mark.facts
@@ -20,8 +20,8 @@ ECC_CEILINGS = (  # (counters, health_limits key, what they count)
 
 
 @pytest.fixture
-def gpus(spec, devices):
-    nvidia_only(spec, "error counters (PCIe, NVLink, ECC)")
+def gpus(spec, devices, request):
+    nvidia_counters(spec, "error counters (PCIe, NVLink, ECC)", request.node.originalname)
     return devices
 
 

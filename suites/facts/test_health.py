@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from rigcheck.limits import nvidia_only
+from rigcheck.limits import nvidia_counters
 from rigcheck.require import (
     device_fact,
     device_value,
@@ -18,9 +18,9 @@ pytestmark = pytest.mark.facts
 
 
 @pytest.fixture
-def nvidia_devices(spec, devices):
+def nvidia_devices(spec, devices, request):
     """Health facts come from NVML; AMD devices need amdsmi, which rigcheck does not read yet."""
-    nvidia_only(spec, "health facts (ECC, RAS, power, link)")
+    nvidia_counters(spec, "health facts (ECC, RAS, power, link)", request.node.originalname)
     return devices
 
 

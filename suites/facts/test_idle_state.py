@@ -2,15 +2,15 @@
 
 import pytest
 
-from rigcheck.limits import health_limit, nvidia_only
+from rigcheck.limits import health_limit, nvidia_counters
 from rigcheck.require import device_value, gpu_label, shown
 
 pytestmark = pytest.mark.facts
 
 
 @pytest.fixture
-def gpus(spec, devices):
-    nvidia_only(spec, "clocks, thermal thresholds and firmware")
+def gpus(spec, devices, request):
+    nvidia_counters(spec, "clocks, thermal thresholds and firmware", request.node.originalname)
     return devices
 
 

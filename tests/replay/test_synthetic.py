@@ -7,6 +7,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from amd_fakes import fake_amdsmi
 from counter_fakes import add_counter_fakes, write_aer
 
 from rigcheck.facts import amd, apple, counters, nvml, torch_probe
@@ -199,11 +200,16 @@ def test_torch_probe_writes_back_the_synthetic_torch(name):
 
 
 @pytest.mark.parametrize("name", [n for n in GPU if SPECS[n].vendor == "amd"])
-def test_amd_probe_writes_back_the_synthetic_devices(name, monkeypatch):
+def test_amd_probe_writes_back_the_synthetic_devices(name, monkeypatch, tmp_path):
     snapshot = synthetic_snapshot(SPECS[name], gpus=2)
     pci = {d["pci"]["bus_id"]: d["pci"] for d in snapshot["devices"]}
     monkeypatch.setattr(amd, "_pci", lambda bus_id: pci[bus_id])  # sysfs, as this host lacks it
-    assert amd.amd_devices(snapshot["software"]["torch"]["devices"]) == snapshot["devices"]
+    monkeypatch.setattr(counters, "SYSFS_PCI", tmp_path)
+    for device in snapshot["devices"]:
+        write_aer(tmp_path, device)
+    module = fake_amdsmi(snapshot["devices"], topology=snapshot["topology"])  # tests/amd_fakes.py
+    devices, _ = amd.probe_amd(snapshot["software"]["torch"]["devices"], load=lambda: module)
+    assert devices == snapshot["devices"]
 
 
 @pytest.mark.parametrize("name", [n for n, s in SPECS.items() if s.backend == "mps"])

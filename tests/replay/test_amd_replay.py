@@ -1,0 +1,48 @@
+"""MI300X snapshots as hosts without amdsmi, or guests that answer NOT_SUPPORTED, record them:
+the AMD checks fail closed naming the reason, never crash, and a Not Supported the check can
+live with (bad pages in an SR-IOV guest) is not a failure."""
+
+import copy
+import json
+from pathlib import Path
+
+from rigcheck.facts import amd_smi
+
+SNAPSHOTS = Path(__file__).resolve().parents[2] / "fixtures" / "snapshots"
+MI300X = json.loads((SNAPSHOTS / "mi300x.json").read_text())
+NO_AMDSMI = {"error": "amdsmi is not usable here (ModuleNotFoundError: No module named 'amdsmi')"}
+AMD_CHECKS = {
+    "test_amd_ecc_enabled",
+    "test_amd_no_uncorrectable_ecc_errors",
+    "test_amd_corrected_ecc_within_ceiling",
+    "test_amd_power_cap_not_capped",
+    "test_amd_pcie_generation",
+    "test_amd_pcie_width",
+    "test_amd_pcie_replays_within_limit",
+    "test_amd_firmware_identical_across_gpus",
+}
+
+
+def test_without_amdsmi_every_amd_check_fails_closed_with_the_reason(replay):
+    snapshot = copy.deepcopy(MI300X)
+    for device in snapshot["devices"]:
+        device.update({key: dict(NO_AMDSMI) for key in amd_smi.KEYS})
+    result = replay(snapshot, "-m", "mi300x", "-k", "amd")
+    assert not result.errors, result.describe()
+    # bad pages: an error record is not NOT_SUPPORTED, so it fails too (it is judged).
+    assert set(result.failed) == AMD_CHECKS | {"test_amd_bad_pages"}, result.describe()
+    for message in result.failed.values():
+        assert "cannot judge" in message and "amdsmi is not usable here" in message
+
+
+def test_not_supported_where_the_class_needs_it_fails_and_where_it_can_live_with_it_passes(
+    replay,
+):
+    snapshot = copy.deepcopy(MI300X)
+    device = snapshot["devices"][0]
+    device["power_cap"] = None  # NOT_SUPPORTED: the power cap cannot be judged
+    device["bad_pages"] = None  # NOT_SUPPORTED in an SR-IOV guest: the host retires pages
+    result = replay(snapshot, "-m", "mi300x", "-k", "amd")
+    assert not result.errors, result.describe()
+    assert set(result.failed) == {"test_amd_power_cap_not_capped"}, result.describe()
+    assert "not supported" in result.failed["test_amd_power_cap_not_capped"]
