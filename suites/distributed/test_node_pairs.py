@@ -16,6 +16,10 @@ pytestmark = [pytest.mark.distributed, pytest.mark.slow]
 FIGURE = "node_pair_busbw_gbps"
 
 
+def sorted_(pairs):
+    return sorted(pairs, key=lambda r: r.nodes)
+
+
 def test_every_node_pair_measured(pair_run):
     missing = pair_run.missing()
     assert not missing, (
@@ -36,7 +40,7 @@ def test_no_slow_node_or_link(pair_run, spec, record_property):
     )
     lines = []
     for node, pairs in verdict.slow_nodes.items():
-        rates = ", ".join(f"{pair_run.label(r)} {r.busbw_gbps:,.2f}" for r in pairs)
+        rates = ", ".join(f"{pair_run.label(r)} {r.busbw_gbps:,.2f}" for r in sorted_(pairs))
         lines.append(
             f"slow node {pair_run.name(node)}: slow with all {len(pairs)} partners ({rates} GB/s)"
         )
