@@ -100,6 +100,13 @@ class PairRun:
             return hosts[node]
         return f"node{node}"
 
+    def node_of(self, host: object) -> int | None:
+        """This host's node index, where it is one of the run's nodes and hosts are unique."""
+        hosts = [n["host"] for n in self.plan["nodes"]]
+        return (
+            hosts.index(host) if hosts.count(host) == 1 and len(set(hosts)) == len(hosts) else None
+        )
+
     def label(self, result: PairResult) -> str:
         a, b = result.nodes
         return f"{self.name(a)} <-> {self.name(b)}"

@@ -22,7 +22,8 @@ ONLY = ("-k", "node_pair or node_or_link")
 CHECK = "test_no_slow_node_or_link"
 MEASURED = "test_every_node_pair_measured"
 # Recorded facts: no live probe of this machine, which the pair checks do not read.
-FACTS = f"--facts={Path(__file__).resolve().parents[2] / 'fixtures/snapshots/cpu.json'}"
+CPU_FACTS = Path(__file__).resolve().parents[2] / "fixtures/snapshots/cpu.json"
+FACTS = f"--facts={CPU_FACTS}"
 
 
 def results(nodes, rates, rounds=None, rate=40.0):
@@ -119,6 +120,27 @@ def test_replay_slow_link(run_suite, tmp_path):
 
 def replay_pairs(run_suite, folder):
     return run_suite("-m", "cpu and distributed", FACTS, f"--node-pairs={folder}", *ONLY)
+
+
+def test_on_one_of_the_nodes_only_what_involves_it_fails(run_suite, tmp_path):
+    """Each node's certificate names itself or nothing: `rigcheck fleet` drains the slow node."""
+    folder = write_pair_run(tmp_path / "run", 6, rates={**slow_node(6, 4), (0, 1): 30.0})
+    cpu = json.loads(CPU_FACTS.read_text())
+    outcomes = {}
+    for host in ("gpu-node-04", "gpu-node-01", "gpu-node-02"):
+        facts = tmp_path / f"{host}.json"
+        facts.write_text(json.dumps({**cpu, "host": {**cpu["host"], "hostname": host}}))
+        result = run_suite(
+            "-m", "cpu and distributed", f"--facts={facts}", f"--node-pairs={folder}", *ONLY
+        )
+        outcomes[host] = result.outcomes[CHECK]
+        message = result.messages.get(CHECK, "")
+        if host == "gpu-node-04":
+            assert "slow node gpu-node-04" in message and "slow link gpu" not in message, message
+        if host == "gpu-node-01":
+            assert "slow link gpu-node-00 <-> gpu-node-01" in message
+            assert "slow node gpu" not in message, message
+    assert outcomes == {"gpu-node-04": "failed", "gpu-node-01": "failed", "gpu-node-02": "passed"}
 
 
 def test_replay_all_good_and_a_missing_pair(run_suite, tmp_path):
