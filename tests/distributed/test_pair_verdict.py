@@ -2,6 +2,7 @@
 judged by suites/distributed/test_node_pairs.py (a slow node, a slow link, all good)."""
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,8 @@ from rigcheck.distributed.pair_verdict import (
     judge_pairs,
     load_pair_run,
 )
+from rigcheck.fleet.judge import judge_fleet
+from rigcheck.fleet.nodes import load_nodes
 
 BAND = 0.10
 ONLY = ("-k", "node_pair or node_or_link")
@@ -141,6 +144,10 @@ def test_on_one_of_the_nodes_only_what_involves_it_fails(run_suite, tmp_path):
             assert "slow link gpu-node-00 <-> gpu-node-01" in message
             assert "slow node gpu" not in message, message
     assert outcomes == {"gpu-node-04": "failed", "gpu-node-01": "failed", "gpu-node-02": "passed"}
+    # The three nodes' certificates through `rigcheck fleet`'s judge: the two to drain, and why.
+    fleet = judge_fleet(load_nodes([os.environ["RIGCHECK_REPORT_DIR"]]))
+    assert sorted(fleet.drain) == ["gpu-node-01", "gpu-node-04"], fleet.drain
+    assert "slow node gpu-node-04" in fleet.drain["gpu-node-04"][0]
 
 
 def test_replay_all_good_and_a_missing_pair(run_suite, tmp_path):
