@@ -143,6 +143,7 @@ def load_pair_run(path: str | Path) -> PairRun:
     plan = _read(plan_file)
     if plan.get("schema") != PLAN_SCHEMA:
         raise PairRunError(f"{plan_file}: not a {PLAN_SCHEMA} file (schema {plan.get('schema')})")
+    _require(plan_file, plan, {"nodes": list, "rounds": list})
     pairs = {}
     for file in sorted((path / "pairs").glob("round*.json")):
         entry = _read(file)
@@ -151,9 +152,21 @@ def load_pair_run(path: str | Path) -> PairRun:
                 f"{file}: not a result of the run in {plan_file} (run {plan.get('run_id')}): "
                 "give each run its own --report-dir"
             )
+        _require(file, entry, {"round": int, "nodes": list, "busbw_gbps": (int, float)})
         a, b = entry["nodes"]
         pairs[(entry["round"], a, b)] = entry
     return PairRun(str(path), plan, pairs)
+
+
+def _require(file: Path, data: dict[str, Any], fields: dict[str, Any]) -> None:
+    """Fail closed, naming the field: a result without its number is no result."""
+    for key, kind in fields.items():
+        value = data.get(key)
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise PairRunError(
+                f"{file}: '{key}' is {value!r}, not a {getattr(kind, '__name__', 'number')}: "
+                "the file is damaged or not written by rigcheck.distributed.pair_worker"
+            )
 
 
 def _read(file: Path) -> dict[str, Any]:

@@ -68,9 +68,30 @@ def main(argv: list[str] | None = None) -> int:
     dist.init_process_group(backend=backend, timeout=dt.timedelta(seconds=args.timeout_s))
     try:
         PairJob(torch, dist, device, args, me, backend).run()
+    except PairJobError as exc:
+        print(f"rigcheck.distributed.pair_worker: {exc}", file=sys.stderr)
+        return 2
     finally:
         dist.destroy_process_group()
     return 0
+
+
+class PairJobError(Exception):
+    """A job that cannot pair nodes as it was started (one node)."""
+
+
+def group_nodes(everyone: list[tuple[int, str]]) -> list[dict[str, Any]]:
+    """[{node, host, ranks}] by node index, from each rank's (node index, host) in rank order."""
+    nodes: dict[int, dict[str, Any]] = {}
+    for rank, (index, host) in enumerate(everyone):
+        entry = nodes.setdefault(index, {"node": index, "host": host, "ranks": []})
+        entry["ranks"].append(rank)
+    if len(nodes) < 2:
+        raise PairJobError(
+            f"all {len(everyone)} ranks are on one node: node pairs need torchrun --nnodes=2 or "
+            "more (or --ranks-per-node=K to let one host stand in for several nodes)"
+        )
+    return [nodes[i] for i in sorted(nodes)]
 
 
 class PairJob:
@@ -104,11 +125,7 @@ class PairJob:
         node = self.rank // per_node if per_node else self.me["node_rank"]
         everyone: list[Any] = [None] * self.world
         self.dist.all_gather_object(everyone, (node, self.me["host"]))
-        nodes: dict[int, dict[str, Any]] = {}
-        for rank, (index, host) in enumerate(everyone):
-            entry = nodes.setdefault(index, {"node": index, "host": host, "ranks": []})
-            entry["ranks"].append(rank)
-        return [nodes[i] for i in sorted(nodes)]
+        return group_nodes(everyone)
 
     def _measure(self, group, ranks: list[int], nbytes: int, mine: int) -> dict[str, Any]:
         torch, dist = self.torch, self.dist

@@ -91,6 +91,14 @@ def test_a_run_folder_reads_back(tmp_path):
     ]
 
 
+def test_a_damaged_result_is_named(tmp_path):
+    write_pair_run(tmp_path, 4)
+    file = tmp_path / "pairs" / "round02.node0-node2.json"
+    file.write_text(json.dumps({**json.loads(file.read_text()), "busbw_gbps": "fast"}))
+    with pytest.raises(PairRunError, match=r"round02.node0-node2.json: 'busbw_gbps' is 'fast'"):
+        load_pair_run(tmp_path)
+
+
 def test_files_of_another_run_are_refused(tmp_path):
     write_pair_run(tmp_path, 4)
     plan = json.loads((tmp_path / "plan.json").read_text())
