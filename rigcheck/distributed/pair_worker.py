@@ -117,6 +117,9 @@ class PairJob:
                 found = self._measure(groups[pair], ranks, nbytes, mine)
                 if self.rank == min(ranks):
                     self._write_pair(round_.index, pair, ranks, nodes, found)
+                # Each pair meets once: free its communicator now (NCCL holds buffers per
+                # communicator, and a node is in N - 1 of them over a full schedule).
+                self.dist.destroy_process_group(groups.pop(pair))
             self.dist.barrier()  # rounds never overlap: a node's link carries one test at a time
 
     def _nodes(self) -> list[dict[str, Any]]:
