@@ -31,18 +31,26 @@ from rigcheck.distributed.worker import rank_identity, size_arg
 DEFAULT_BYTES = (1 << 30, 16 << 20)  # (GPU, CPU): 1 GiB is on NCCL's inter-node plateau
 
 
+def positive_int(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: a whole number above 0")
+    return int(text)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rigcheck.distributed.pair_worker", description=__doc__)
     parser.add_argument("--report-dir", required=True, type=Path, help="shared results folder")
     parser.add_argument("--backend", choices=("auto", "nccl", "gloo"), default="auto")
     parser.add_argument("--bytes", type=size_arg, help="all-reduce size (1GiB GPU, 16MiB CPU)")
-    parser.add_argument("--rounds", type=int, help="stop after this many rounds (default: all)")
+    parser.add_argument(
+        "--rounds", type=positive_int, help="stop after this many rounds (default: all)"
+    )
     parser.add_argument("--iters", type=int, default=5, help="timed iterations (median kept)")
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--timeout-s", type=float, default=300.0, help="process group timeout")
     parser.add_argument(
         "--ranks-per-node",
-        type=int,
+        type=positive_int,
         help="group every K consecutive ranks as one node (default: torchrun's node rank); "
         "lets one host stand in for several nodes",
     )
@@ -102,7 +110,10 @@ class PairJob:
 
     def run(self) -> None:
         nodes = self._nodes()
-        schedule = pair_schedule(len(nodes), self.args.rounds)
+        try:
+            schedule = pair_schedule(len(nodes), self.args.rounds)
+        except ValueError as exc:  # --rounds out of range for this many nodes
+            raise PairJobError(f"--rounds={self.args.rounds}: {exc}") from None
         nbytes = self.args.bytes or DEFAULT_BYTES[self.backend != "nccl"]
         if self.rank == 0:
             self._write_plan(nodes, schedule, nbytes)

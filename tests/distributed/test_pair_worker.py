@@ -2,7 +2,7 @@
 
 import pytest
 
-from rigcheck.distributed.pair_worker import PairJobError, group_nodes, ranks_of
+from rigcheck.distributed.pair_worker import PairJobError, build_parser, group_nodes, ranks_of
 
 
 def test_ranks_are_grouped_by_node_in_rank_order():
@@ -19,3 +19,10 @@ def test_ranks_are_grouped_by_node_in_rank_order():
 def test_one_node_says_how_to_start_the_job():
     with pytest.raises(PairJobError, match="torchrun --nnodes=2 or more"):
         group_nodes([(0, "a"), (0, "a")])
+
+
+@pytest.mark.parametrize("option", ["--rounds=0", "--ranks-per-node=-1", "--rounds=two"])
+def test_counts_must_be_whole_numbers_above_zero(option, capsys):
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["--report-dir=x", option])
+    assert "a whole number above 0" in capsys.readouterr().err
