@@ -29,6 +29,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "bundled JSON file) instead of starting torchrun",
     )
     group.addoption(
+        "--node-pairs",
+        metavar="DIR",
+        help="judge a node-pair run (the --report-dir of rigcheck.distributed.pair_worker "
+        "across the nodes): names the slow node or the slow link",
+    )
+    group.addoption(
         "--collectives-dir",
         metavar="DIR",
         help="where this session's torchrun job writes its per-rank results "
@@ -53,6 +59,9 @@ def pytest_configure(config: pytest.Config) -> None:
     path = config.getoption("--collectives")
     if path and not Path(path).exists():
         raise pytest.UsageError(f"--collectives={path}: no such file or folder")
+    pairs = config.getoption("--node-pairs")
+    if pairs and not Path(pairs).is_dir():
+        raise pytest.UsageError(f"--node-pairs={pairs}: no such folder (a pair job's --report-dir)")
     timeout = config.getoption("--collective-timeout")
     if timeout is not None and not (math.isfinite(timeout) and timeout > 0):
         raise pytest.UsageError(
@@ -108,6 +117,24 @@ def collective_run(request, tmp_path_factory, spec, devices) -> CollectiveRun:
     from rigcheck.distributed.launch import run_collectives
 
     return run_collectives(nproc, _report_dir(config, tmp_path_factory), options, watchdog)
+
+
+@pytest.fixture(scope="session")
+def pair_run(request):
+    """The node-pair run given with --node-pairs=DIR; skipped, saying how, without one."""
+    from rigcheck.distributed.pair_verdict import PairRunError, load_pair_run
+
+    path = request.config.getoption("--node-pairs")
+    if not path:
+        pytest.skip(
+            "no node-pair run given: they need several nodes. Run `torchrun --nnodes=N ... -m "
+            "rigcheck.distributed.pair_worker --report-dir=DIR` on every node and pass "
+            "--node-pairs=DIR (docs/distributed.md, Node pairs)"
+        )
+    try:
+        return load_pair_run(path)
+    except PairRunError as exc:
+        pytest.fail(str(exc), pytrace=False)
 
 
 def _report_dir(config: pytest.Config, tmp_path_factory) -> Path:

@@ -13,6 +13,12 @@ dotted path, as Facts.get does, with `*` for every item of a list:
 
 An edit with a `when` condition is made only on the classes that meet it.
 
+A fabric fault needs a fabric to break and a fabric to expect, which class snapshots and specs
+do not have (rigcheck/facts/fabric_plugin.py): such a variant names both, as files in the
+checkout, and is replayed with --fabric:
+
+    "fabric": {"facts": "fixtures/fabric/hgx-h100-8x-ndr.json", "spec": "docs/fabric/dgx-h100.json"}
+
 Conditions (`applies_to`, and `when` on a failure that only some classes see) test the spec:
 {"backends": [...], "vendors": [...], "classes": [...], "spec": {path: test}}, where a test is a
 value to equal, or {"min": x}, {"below": x}, {"not": x} (versions like "8.0" compare as numbers).
@@ -28,7 +34,8 @@ from typing import Any
 
 from rigcheck.spec import Spec
 
-VARIANTS_PATH = Path(__file__).resolve().parents[2] / "fixtures" / "broken_variants.json"
+REPO = Path(__file__).resolve().parents[2]
+VARIANTS_PATH = REPO / "fixtures" / "broken_variants.json"
 
 
 class VariantError(ValueError):
@@ -53,6 +60,7 @@ class Variant:
     message: str
     gpus: int | None = None  # build the good snapshot with N devices and run with --gpus N
     snapshot_of: str | None = None  # start from another class's good snapshot
+    fabric: dict[str, str] | None = None  # {"facts": fabric section file, "spec": --fabric file}
 
     def applies(self, spec: Spec) -> bool:
         return matches(self.applies_to, spec)
@@ -68,10 +76,20 @@ class Variant:
 
     def apply(self, snapshot: dict[str, Any], spec: Spec) -> dict[str, Any]:
         """A broken copy of a good snapshot of this class; the original is left as it was."""
+        if self.fabric:  # the healthy fabric first, so the edits break a fabric that is there
+            facts = json.loads((REPO / self.fabric["facts"]).read_text())
+            snapshot = {**snapshot, "fabric": facts}
         changes = [c for c in self.changes if matches(c.get("when", {}), spec)]
         return apply_changes(
             snapshot, [{k: v for k, v in c.items() if k != "when"} for c in changes]
         )
+
+    def pytest_args(self) -> list[str]:
+        """What the replay adds to `-m CLASS --facts=FILE`: --gpus N, --fabric FILE."""
+        args = ["--gpus", str(self.gpus)] if self.gpus else []
+        if self.fabric:
+            args.append(f"--fabric={REPO / self.fabric['spec']}")
+        return args
 
 
 def load_variants(path: Path = VARIANTS_PATH) -> list[Variant]:

@@ -24,8 +24,7 @@ def good_snapshot(variant, name):
 @pytest.mark.parametrize(("name", "variant"), CASES, ids=[f"{v.name}-{n}" for n, v in CASES])
 def test_variant_fails_exactly_its_checks(replay, known_defects, name, variant):
     broken = variant.apply(good_snapshot(variant, name), SPECS[name])
-    gpus = ["--gpus", str(variant.gpus)] if variant.gpus else []
-    result = replay(broken, "-m", name, *gpus)
+    result = replay(broken, "-m", name, *variant.pytest_args())
 
     expected = {f.test: f.message for f in variant.failures(SPECS[name])}
     assert result.ret == pytest.ExitCode.TESTS_FAILED, result.describe()
