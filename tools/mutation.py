@@ -82,9 +82,26 @@ AREAS = {
         ("suites/distributed/test_topology.py",),
         ("tests/distributed/test_dist_replays.py", "tests/boundaries/test_collective_rules.py"),
     ),
+    # The judging helpers the fact checks call (typed.py: what a fact may hold; limits.py: the
+    # spec's health limits) are mutated with them. The tests are the in-process ones that decide
+    # the checks at their limits; the full replay matrix (tests/replay/test_broken_variants.py,
+    # test_fact_mutations.py: 16 min on 2 cores) is far too slow to run once per mutant.
     "facts": Area(
-        ("suites/facts/*.py", "rigcheck/require.py"),
-        ("tests/boundaries", "tests/replay"),
+        (
+            "suites/facts/*.py",
+            "rigcheck/require.py",
+            "rigcheck/facts/typed.py",
+            "rigcheck/limits.py",
+        ),
+        (
+            "tests/boundaries/test_fact_limits.py",
+            "tests/replay/test_counter_checks.py",
+            "tests/replay/test_unsupported_reads.py",
+            "tests/replay/test_fact_false_alarms.py",
+            "tests/replay/test_issue_mutations.py",
+            "tests/replay/test_fabric_replay.py",
+            "tests/replay/test_good_snapshots.py::test_good_snapshot_passes",
+        ),
     ),
     "spec-detect": Area(
         ("rigcheck/spec.py", "rigcheck/detect.py"),
