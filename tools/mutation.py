@@ -93,7 +93,10 @@ AREAS = {
             "rigcheck/facts/typed.py",
             "rigcheck/limits.py",
         ),
-        (
+        (  # the direct-call boundary tests first: --recheck stops at the first failure
+            "tests/boundaries/test_fact_types.py",
+            "tests/boundaries/test_fact_checks.py",
+            "tests/boundaries/test_fact_stack_checks.py",
             "tests/boundaries/test_fact_limits.py",
             "tests/replay/test_counter_checks.py",
             "tests/replay/test_unsupported_reads.py",
