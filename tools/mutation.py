@@ -97,6 +97,7 @@ AREAS = {
             "tests/boundaries/test_fact_types.py",
             "tests/boundaries/test_fact_checks.py",
             "tests/boundaries/test_fact_stack_checks.py",
+            "tests/boundaries/test_fact_fabric_checks.py",
             "tests/boundaries/test_fact_limits.py",
             "tests/replay/test_counter_checks.py",
             "tests/replay/test_unsupported_reads.py",
