@@ -262,3 +262,22 @@ def test_describe_and_port_labels():
         "mlx5_1 port 1",
     ]
     assert len(fabric.ports_of(nics, dict(EXPECTED, link_layer=None))) == 3
+
+
+def test_no_nic_found_and_two_ports_down_are_named():
+    facts = node()
+    for n in facts.data["fabric"]["rdma_devices"]:
+        n["driver"] = "efa"
+    assert decide(fabric.test_rdma_nic_count, facts, EXPECTED, 1)[1].startswith(
+        "0 RDMA NICs of 1 expected (1 x 400 Gb/s InfiniBand per GPU, 1 GPUs; source: the site's "
+        "node spec). Found: none. A missing NIC"
+    )
+    facts = node()
+    for n in facts.data["fabric"]["rdma_devices"][:2]:
+        n["ports"][0].update(state="DOWN", phys_state="Polling")
+    assert decide(fabric.test_rdma_ports_up, facts, EXPECTED) == (
+        "failed",
+        "RDMA ports not up: mlx5_0 port 1: state DOWN, phys_state Polling; mlx5_1 port 1: state "
+        "DOWN, phys_state Polling. Polling/Disabled: check the cable and the switch port; "
+        "INIT/ARMED with LinkUp: no subnet manager has configured the port (opensm).",
+    )

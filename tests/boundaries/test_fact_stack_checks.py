@@ -14,6 +14,7 @@ import pytest
 from rigcheck.facts import Facts
 from rigcheck.facts.synthetic import synthetic_snapshot
 from rigcheck.facts.xid_catalog import SOURCE, lookup
+from rigcheck.require import gpu_label
 from rigcheck.spec import GIB, Spec, load_spec
 
 stack = importlib.import_module("suites.facts.test_software_stack")
@@ -44,7 +45,7 @@ def node(name: str, gpus: int | None = None) -> tuple[Spec, Facts]:
 
 
 def label(d: dict) -> str:
-    return f"GPU {d['index']} ({d['pci']['bus_id']})"
+    return gpu_label(d)
 
 
 # ---- torch's build and devices ----
@@ -536,3 +537,93 @@ def test_mps_float64_member_by_member(behaviour, outcome):
         assert message.startswith(
             "float64 on MPS gave a wrong result instead of an error: {'behaviour': "
         ), message
+
+
+# ---- what the sampled mutation run found unasserted ----
+
+
+def failure_of(check, *args) -> pytest.fail.Exception:
+    with pytest.raises(pytest.fail.Exception) as caught:
+        check(*args)
+    return caught.value
+
+
+def test_cannot_judge_failures_show_no_traceback():
+    spec, facts = with_versions("14.0")
+    assert failure_of(stack.test_driver_supports_torch_cuda, facts, spec).pytrace is False
+    spec, facts = with_versions(None)
+    assert failure_of(stack.test_driver_supports_torch_cuda, facts, spec).pytrace is False
+
+
+@pytest.mark.parametrize("name", ["h100", "a100", "l40s", "t4", "v100", "rtx4090", "b200"])
+def test_class_driver_minimum_at_and_just_below(name):
+    spec, facts = node(name)
+    minimum = spec.expected_value("min_driver")
+    facts.data["software"]["nvidia_driver"]["version"] = minimum
+    assert decide(stack.test_driver_meets_class_minimum, facts, spec)[0] == "passed"
+    parts = minimum.split(".")
+    below = ".".join([*parts[:-1], str(int(parts[-1]) - 1).zfill(len(parts[-1]))])
+    facts.data["software"]["nvidia_driver"]["version"] = below
+    assert decide(stack.test_driver_meets_class_minimum, facts, spec)[:2] == (
+        "failed",
+        f"driver {below} is older than {minimum}, the first that supports {spec.title} "
+        f"({spec.expect('min_driver')['source']}). Upgrade the NVIDIA driver.",
+    )
+
+
+def test_two_fault_groups_and_two_wrong_architectures_are_listed_apart():
+    spec, facts = xids((79, "0000:18:00.0"), (48, "0000:2a:00.0"))
+    message = decide(kernel_log.test_no_machine_fault_xids, spec, facts, facts.devices)[1]
+    assert f"To do: {lookup(79).action} | Xid 48 x1 on {label(facts.devices[1])}: " in message
+    spec, facts = node("h100", gpus=2)
+    for d in facts.devices:
+        d["compute_capability"] = "8.0"
+    assert decide(precision.test_compute_capability, facts, spec, facts.devices)[1] == (
+        f"expected compute capability 9.0, found {label(facts.devices[0])}: 8.0; "
+        f"{label(facts.devices[1])}: 8.0"
+    )
+
+
+def test_identity_lists_each_wrong_gpu_and_a_pci_not_supported():
+    spec, facts = node("h100", gpus=2)
+    for d in facts.devices:
+        d["pci"]["device_id"] = "0x20b0"
+    lines = decide(identity.test_product_matches_class, facts, spec)[1].splitlines()
+    assert [line.split(":")[0].strip() for line in lines[1:3]] == ["GPU 0", "GPU 1"], lines
+    facts.devices[1]["pci"] = None
+    assert decide(identity.test_product_matches_class, facts, spec)[1] == (
+        "cannot judge: pci.device_id of GPU 1: pci is not supported by this device or driver "
+        "(NVML: Not Supported), as in a vGPU guest. This class needs it: run on bare metal or GPU "
+        "passthrough, or upgrade the driver."
+    )
+
+
+def test_device_count_message_in_full():
+    spec, facts = node("h100", gpus=2)
+    listing = ", ".join(f"{label(d)} {identity.describe_device(d)}" for d in facts.devices)
+    assert decide(identity.test_device_count, facts, spec, 4)[1] == (
+        f"expected 4 accelerator(s) for h100, found 2: {listing}. A healthy h100 node has 1, 2, "
+        "4, 8 (the spec's gpu_count.allowed). A GPU missing: check `nvidia-smi -L` and the "
+        "kernel log (`dmesg | grep -i xid`) for one that fell off the bus. A different node "
+        "size: pass --gpus N."
+    )
+
+
+@pytest.mark.parametrize("name", ["h100", "a100_40gb", "mi300x", "l40s"])
+def test_gpu_memory_at_and_below_the_floor_on_each_device(name):
+    spec, facts = node(name, gpus=3)
+    floor = spec.expect("memory_per_device")["floor"]["value"]
+    totals = [int(floor * GIB) + 1, int(floor * GIB) - GIB // 2, int(floor * GIB) - GIB]
+    for d, total in zip(facts.devices, totals, strict=False):
+        d["memory_total_bytes"] = total
+    short = [
+        f"{label(d)}: {d['memory_total_bytes'] / GIB:.1f} GiB"
+        for d in facts.devices
+        if d["memory_total_bytes"] < floor * GIB
+    ]
+    outcome, message, _ = decide(identity.test_memory_per_device, facts, spec, facts.devices)
+    assert (outcome, message) == (
+        "failed",
+        f"memory below the {name} floor of {floor} GiB: {'; '.join(short)}. A smaller SKU (e.g. "
+        "40GB instead of 80GB), or memory hidden by MIG or a vGPU profile.",
+    )

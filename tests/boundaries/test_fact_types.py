@@ -422,3 +422,43 @@ def test_newer_fact_skips_only_an_older_recording():
 
 def test_fact_unavailable_says_which_and_why():
     assert str(FactUnavailable("host", "gone")) == "fact 'host' could not be read: gone"
+
+
+def test_a_device_fact_missing_below_its_first_key_is_named_in_full():
+    devices = h100(gpus=2)["devices"]
+    where = f"GPU 1 ({devices[1]['pci']['bus_id']})"
+    devices[1]["ecc"] = {"pending": True}
+    assert outcome(device_value, devices[1], "ecc.current", required=True) == (
+        "failed",
+        f"cannot judge: ecc.current of {where} is missing (ecc.current is not in the snapshot: "
+        "recorded by an older rigcheck, or edited by hand?)",
+    )
+    devices[1]["ecc"] = {"current": {"error": "NVMLError_Unknown"}}
+    assert outcome(device_value, devices[1], "ecc.current") == (
+        "failed",
+        f"cannot judge: ecc.current of {where} could not be read: NVMLError_Unknown",
+    )
+    devices[1]["nvlink"] = [5]
+    assert outcome(device_value, devices[1], "nvlink.0.active")[1] == (
+        f"cannot judge: nvlink.0.active of {where}: nvlink.0 is 5, expected an object"
+    )
+
+
+def test_fail_closed_failures_show_no_traceback():
+    spec = load_spec("h100")
+    data = copy.deepcopy(spec.data)
+    del data["health_limits"]
+    with pytest.raises(pytest.fail.Exception) as caught:
+        health_limit(Spec(data, spec.path), "pcie_replays_max")
+    assert caught.value.pytrace is False
+    devices = h100()["devices"]
+    devices[0]["ecc"] = None
+    for call in (
+        lambda: device_value(devices[0], "ecc.current", required=True),
+        lambda: device_value({**devices[0], "mig": {"error": "x"}}, "mig.current"),
+        lambda: fact(Facts({"software": {}}), "software.torch"),
+        lambda: require(Facts({"host": {"error": "x"}}), "host.cpu"),
+    ):
+        with pytest.raises(pytest.fail.Exception) as caught:
+            call()
+        assert caught.value.pytrace is False
