@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import importlib
+import inspect
 import os
 import warnings
 
@@ -960,7 +961,7 @@ def test_a_needed_fact_not_supported_fails_naming_it(suite, check, key, path):
     given = {"spec": spec, "facts": facts, "devices": devices, "gpus": devices,
              "nvidia_devices": devices, "expected_gpus": 2}  # fmt: skip
     function = getattr(suite, check)
-    names = function.__code__.co_varnames[: function.__code__.co_argcount]
+    names = inspect.signature(function).parameters  # the check's own, through any wrapper
     assert decide(function, *(given[n] for n in names)) == (
         "failed",
         f"cannot judge: {path} of {label(devices[1])}: {key} is not supported by this device "
