@@ -82,9 +82,29 @@ AREAS = {
         ("suites/distributed/test_topology.py",),
         ("tests/distributed/test_dist_replays.py", "tests/boundaries/test_collective_rules.py"),
     ),
+    # The judging helpers the fact checks call (typed.py: what a fact may hold; limits.py: the
+    # spec's health limits) are mutated with them. The tests are the ones that decide the checks
+    # at their limits: first the direct calls (a check called as a function on a class's spec
+    # and synthetic devices: microseconds a decision), then the in-process replays at the
+    # limits. Whole-suite replays (tests/replay/test_broken_variants.py, test_good_snapshots.py,
+    # test_issue_mutations.py, ...) judge far from the limits and are far too slow per mutant:
+    # mutmut's stats and clean passes over them alone took a 46-minute budget on 2 cores.
     "facts": Area(
-        ("suites/facts/*.py", "rigcheck/require.py"),
-        ("tests/boundaries", "tests/replay"),
+        (
+            "suites/facts/*.py",
+            "rigcheck/require.py",
+            "rigcheck/facts/typed.py",
+            "rigcheck/limits.py",
+        ),
+        (  # the direct-call boundary tests first: --recheck stops at the first failure
+            "tests/boundaries/test_fact_types.py",
+            "tests/boundaries/test_fact_checks.py",
+            "tests/boundaries/test_fact_stack_checks.py",
+            "tests/boundaries/test_fact_fabric_checks.py",
+            "tests/boundaries/test_fact_limits.py",
+            "tests/replay/test_counter_checks.py",
+            "tests/replay/test_unsupported_reads.py",
+        ),
     ),
     "spec-detect": Area(
         ("rigcheck/spec.py", "rigcheck/detect.py"),
