@@ -45,8 +45,13 @@ MUTMUT = Path(sys.executable).with_name("mutmut")
 class Area:
     files: tuple[str, ...]  # glob patterns, relative to the checkout
     tests: tuple[str, ...]  # the self-tests that decide them
+    # Tests that run pytest in a subprocess elsewhere: under mutmut's stats run they inherit
+    # MUTANT_UNDER_TEST=stats and fail looking for its config, and no mutant reaches them.
+    deselect: tuple[str, ...] = ()
 
 
+MEMORY_TESTS = """activations estimate fit_cli frameworks hf_config inference lora model_state
+plan presets seed_rules units judged_boundaries"""
 AREAS = {
     "verdict": Area(
         ("rigcheck/verdict.py",),
@@ -80,19 +85,43 @@ AREAS = {
     ),
     "topology": Area(
         ("suites/distributed/test_topology.py",),
-        ("tests/distributed/test_dist_replays.py", "tests/boundaries/test_collective_rules.py"),
+        (
+            "tests/distributed/test_dist_replays.py",
+            "tests/boundaries/test_collective_rules.py",
+            "tests/boundaries/test_topology_rules.py",
+        ),
     ),
     "facts": Area(
         ("suites/facts/*.py", "rigcheck/require.py"),
         ("tests/boundaries", "tests/replay"),
     ),
     "spec-detect": Area(
-        ("rigcheck/spec.py", "rigcheck/detect.py"),
-        ("tests/spec", "tests/foundation/test_detect.py", "tests/replay/test_class_selection.py"),
+        ("rigcheck/spec.py", "rigcheck/spec_meaning.py", "rigcheck/detect.py"),
+        (
+            "tests/spec",
+            "tests/foundation/test_detect.py",
+            "tests/replay/test_class_selection.py",
+        ),
+        ("tests/spec/test_spec_meaning.py::test_a_bad_spec_file_is_a_usage_error_under_pytest",),
     ),
+    # The fast tests that decide the estimates; the test_real_* files (torch models, a
+    # two-rank FSDP step: ~20 s) and DeepSpeed's estimators agree with them, and cost a
+    # minute per stats run, so they stay out of the per-mutant selection.
     "memory": Area(
         ("rigcheck/memory/*.py", "suites/memory/*.py"),
-        ("tests/memory",),
+        tuple(f"tests/memory/test_{name}.py" for name in MEMORY_TESTS.split()),
+        (
+            "tests/memory/test_fit_cli.py::test_the_rigcheck_command_runs_fit",
+            "tests/memory/test_plan.py::test_small_plan_fits_the_cpu_class_live",
+        ),
+    ),
+    "burnin": Area(
+        ("rigcheck/burnin/judge.py", "suites/burnin/*.py"),
+        (
+            "tests/burnin/test_judges.py",
+            "tests/burnin/test_replay_faults.py",
+            "tests/burnin/test_judge_boundaries.py",
+        ),
     ),
 }
 # Appended to the copy's conftest.py (never the checkout's). The self-tests run the suites
@@ -213,7 +242,7 @@ def run_area(name: str, files: list[str], area: Area, budget: float, args) -> di
     workdir = WORK / name
     if not (args.resume and (workdir / "mutants").exists()):
         copy_checkout(workdir)
-        write_config(workdir / "pyproject.toml", files, area.tests)
+        write_config(workdir / "pyproject.toml", files, area)
         with open(workdir / "conftest.py", "a") as conftest:
             conftest.write(IMPORT_SUITES_BY_PATH)
     env = {**os.environ, "CI": "1", "RIGCHECK_REPORT_DIR": str(workdir / "reports")}
@@ -248,7 +277,7 @@ def recheck(name: str, area: Area) -> list[str]:
     env = {**os.environ, "CI": "1", "RIGCHECK_REPORT_DIR": str(scratch / "reports")}
     env["PYTHONPATH"] = str(scratch)
     command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider"]
-    command = ["nice", "-n", "10", *command, *area.tests]
+    command = ["nice", "-n", "10", *command, *present(scratch, area.tests)]
     clean = subprocess.run(command, cwd=scratch, env=env, capture_output=True, text=True)
     if survivors and clean.returncode != 0:  # else every mutant would look killed
         sys.exit(f"{name}: the tests fail without a mutant:\n{clean.stdout[-3000:]}")
@@ -298,12 +327,22 @@ def copy_checkout(workdir: Path) -> None:
             shutil.copy2(source, workdir / file)
 
 
-def write_config(pyproject: Path, files: list[str], tests: tuple[str, ...]) -> None:
+def present(root: Path, tests: tuple[str, ...]) -> list[str]:
+    """The area's test paths that exist (a test file may be added after the area was named)."""
+    return [t for t in tests if (root / t.split("::")[0]).exists()]
+
+
+def write_config(pyproject: Path, files: list[str], area: Area) -> None:
     """The shared [tool.mutmut] section, narrowed to this area's files and tests."""
     text = pyproject.read_text()
     config = tomllib.loads(text).get("tool", {}).get("mutmut", {})
     config["only_mutate"] = files
-    config["pytest_add_cli_args_test_selection"] = list(tests)
+    # The spec tests read the README's class table; a copy must carry it.
+    config["also_copy"] = sorted({*config.get("also_copy", []), "README.md"})
+    selection = present(pyproject.parent, area.tests)
+    config["pytest_add_cli_args_test_selection"] = selection + [
+        arg for test in area.deselect for arg in ("--deselect", test)
+    ]
     kept, inside = [], False
     for row in text.splitlines():
         if row.startswith("["):
