@@ -122,6 +122,13 @@ def area_mutants(name: str, files: list[str], touched: dict[str, set[int]]) -> l
     )
     if made.returncode != 0:
         sys.exit(f"mutation (CI): mutmut could not generate the mutants:\n{made.stderr[-3000:]}")
+    # An installed rigcheck found before the mutated copy would make every mutant survive.
+    where = subprocess.run(
+        [sys.executable, "-c", "import rigcheck; print(rigcheck.__file__)"],
+        cwd=workdir / "mutants", env=env, capture_output=True, text=True,
+    ).stdout.strip()  # fmt: skip
+    if not Path(where).is_relative_to(workdir / "mutants"):
+        sys.exit(f"mutation (CI): pytest in {workdir / 'mutants'} imports rigcheck from {where}")
     mutants = []
     for file in files:
         meta = json.loads((workdir / "mutants" / f"{file}.meta").read_text())["exit_code_by_key"]

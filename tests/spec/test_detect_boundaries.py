@@ -1,0 +1,120 @@
+"""Detection's and the spec loader's decisions at their edges, each with its message.
+
+Written against the survivors of `python tools/mutation.py spec-detect` (tests/mutation/
+survivors.md): why no accelerator was found, in the driver's and torch's own words; a class
+known by name (Apple) rather than PCI id; a device whose PCI facts are missing; the list of
+keys in a duplicate-key refusal, cut at six.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from rigcheck.detect import (
+    describe_device,
+    detect_class,
+    expected_gpu_count,
+    identity_problems,
+    matches_spec,
+    no_device_reason,
+)
+from rigcheck.errors import SpecError
+from rigcheck.facts import Facts
+from rigcheck.spec import load_all, load_spec, load_spec_file
+
+
+def host(software: dict, devices: list | None = None) -> Facts:
+    return Facts({"devices": devices or [], "software": software, "origin": {"kind": "synthetic"}})
+
+
+def test_a_driver_marked_absent_without_a_reason_says_no_nvidia_driver():
+    assert no_device_reason(host({"nvidia_driver": {"present": False}})) == "no NVIDIA driver"
+
+
+def test_a_driver_entry_with_a_reason_gives_that_reason_even_if_not_marked_absent():
+    facts = host({"nvidia_driver": {"reason": "nvidia.ko not loaded"}})
+    assert no_device_reason(facts) == "nvidia.ko not loaded"
+
+
+def test_a_present_driver_with_no_reason_gives_none():
+    assert no_device_reason(host({"nvidia_driver": {"present": True}})) == "none reported"
+
+
+def test_torch_that_failed_to_import_is_quoted():
+    facts = host({"nvidia_driver": {"present": False, "reason": "no /dev/nvidia0"},
+                  "torch": {"error": "ImportError: libcudart.so.12"}})  # fmt: skip
+    assert no_device_reason(facts) == "no /dev/nvidia0; torch: ImportError: libcudart.so.12"
+
+
+def test_nothing_known_about_driver_or_torch_is_none_reported():
+    assert no_device_reason(host({})) == "none reported"
+    name, how = detect_class(host({}), load_all())
+    assert (name, how) == ("cpu", "no accelerator found (none reported)")
+
+
+def test_a_device_without_pci_facts_is_not_of_a_pci_class():
+    device = {"index": 0, "vendor": "nvidia", "name": "NVIDIA H100 80GB HBM3", "pci": None}
+    assert matches_spec(device, load_spec("h100")) is False
+    (problem,) = identity_problems(host({}, [device]), load_spec("h100"))
+    assert problem == (
+        "GPU 0: expected NVIDIA H100 SXM5 80GB (HBM3) (PCI 0x2330), found NVIDIA H100 80GB HBM3"
+    )
+
+
+@pytest.mark.parametrize(("name", "match"), [("Apple M4 Max", True), ("Apple M4 Pro", False)])
+def test_a_class_without_pci_ids_is_known_by_its_name(name, match):
+    device = {"index": 0, "vendor": "apple", "name": name}
+    assert matches_spec(device, load_spec("m4max")) is match
+    assert matches_spec({"index": 0, "vendor": "apple"}, load_spec("m4max")) is False
+
+
+def test_an_apple_machine_is_detected_by_name():
+    facts = host({}, [{"index": 0, "vendor": "apple", "name": "Apple M4 Max"}])
+    name, how = detect_class(facts, load_all())
+    assert (name, how) == ("m4max", "1 x Apple M4 Max matches expected/m4max.json")
+
+
+def test_an_unknown_device_is_told_how_to_proceed_in_full():
+    facts = host({}, [{"index": 0, "vendor": "nvidia", "name": "X", "pci": {"device_id": "0x1"}}])
+    assert detect_class(facts, load_all()) == (
+        None,
+        "1 x X (PCI 0x1) matches no class in expected/: name one with -m CLASS, "
+        "or add a spec file for it",
+    )
+
+
+@pytest.mark.parametrize(("count", "listed"), [(6, "k0, k1, k2, k3, k4, k0"),
+                                               (7, "k0, k1, k2, k3, k4, k5, ...")])  # fmt: skip
+def test_a_duplicate_key_names_the_object_s_first_six_keys(tmp_path, count, listed):
+    keys = [f"k{i}" for i in range(count - 1)] + ["k0"]
+    path = tmp_path / "h100.json"
+    path.write_text("{" + ", ".join(f'"{k}": {i}' for i, k in enumerate(keys)) + "}")
+    with pytest.raises(SpecError) as err:
+        load_spec_file(path)
+    assert str(err.value) == (f"{path}: key 'k0' appears twice in one object ({listed}): keep one")
+
+
+def test_a_device_whose_name_cannot_be_read_is_named_by_vendor_and_error():
+    device = {"vendor": "nvidia", "name": {"error": "NVML_ERROR_UNKNOWN"}}
+    assert describe_device(device) == "an unreadable nvidia device (NVML_ERROR_UNKNOWN)"
+    assert describe_device({"vendor": "amd", "name": None}) == "amd device"
+
+
+def test_a_class_with_two_pci_ids_names_both():
+    device = {
+        "index": 3,
+        "vendor": "amd",
+        "name": "AMD Instinct MI250X",
+        "pci": {"device_id": "0x740C"},
+    }
+    (problem,) = identity_problems(host({}, [device]), load_spec("mi300x"))
+    assert problem == (
+        "GPU 3: expected AMD Instinct MI300X (CDNA3, 192 GB HBM3), ROCm torch "
+        "(PCI 0x74A1, 0x74B5), found AMD Instinct MI250X (PCI 0x740C)"
+    )
+
+
+@pytest.mark.parametrize(("found", "expected"), [(8, 8), (4, 4), (7, 8), (3, 8), (0, 8)])
+def test_a_node_size_the_class_does_not_come_in_is_judged_against_the_default(found, expected):
+    assert expected_gpu_count(load_spec("l40s"), found) == expected
+    assert expected_gpu_count(load_spec("l40s"), found, override=2) == 2
