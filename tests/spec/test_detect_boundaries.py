@@ -8,6 +8,8 @@ keys in a duplicate-key refusal, cut at six.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from rigcheck.detect import (
@@ -18,9 +20,10 @@ from rigcheck.detect import (
     matches_spec,
     no_device_reason,
 )
-from rigcheck.errors import SpecError
+from rigcheck.errors import SpecError, UnknownClassError
 from rigcheck.facts import Facts
-from rigcheck.spec import load_all, load_spec, load_spec_file
+from rigcheck.figure_names import FIGURE_UNITS
+from rigcheck.spec import SPEC_DIR, _one_line, known_classes, load_all, load_spec, load_spec_file
 
 
 def host(software: dict, devices: list | None = None) -> Facts:
@@ -118,3 +121,62 @@ def test_a_class_with_two_pci_ids_names_both():
 def test_a_node_size_the_class_does_not_come_in_is_judged_against_the_default(found, expected):
     assert expected_gpu_count(load_spec("l40s"), found) == expected
     assert expected_gpu_count(load_spec("l40s"), found, override=2) == 2
+
+
+def refusal(tmp_path, change) -> str:
+    """The one-line SpecError for the h100 spec with `change` applied, the path cut off."""
+    data = json.loads((SPEC_DIR / "h100.json").read_text())
+    change(data)
+    path = tmp_path / "h100.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(SpecError) as err:
+        load_spec_file(path)
+    return str(err.value).removeprefix(f"{path}: ")
+
+
+def test_an_unknown_class_lists_the_known_ones():
+    with pytest.raises(UnknownClassError) as err:
+        load_spec("h1000")
+    assert str(err.value) == (
+        f"unknown device class 'h1000'. Known classes: {', '.join(known_classes())}"
+    )
+    assert ", h100, h100_pcie, " in str(err.value)
+
+
+def test_a_refusal_is_one_line_of_at_most_300_characters():
+    assert _one_line("at $.x: a\n  multi-line\tvalue") == "at $.x: a multi-line value"
+    assert _one_line("x" * 300) == "x" * 300
+    assert _one_line("x" * 301) == "x" * 297 + "..."
+
+
+def test_a_wrong_item_in_a_list_is_named_by_its_index(tmp_path):
+    message = refusal(tmp_path, lambda d: d["identity"].update(pci_device_ids=["0x2330", 5]))
+    assert message == "invalid spec at $.identity.pci_device_ids[1]: 5 is not of type 'string'"
+
+
+def test_an_expectation_in_another_unit_quotes_the_unit(tmp_path):
+    message = refusal(tmp_path, lambda d: d["expect"]["tdp"].update(unit="GiB"))
+    assert (
+        message == "invalid spec at $.expect.tdp.unit: 'GiB' does not fit tdp, which is always in W"
+    )
+
+
+def test_a_null_memory_floor_is_refused(tmp_path):
+    message = refusal(tmp_path, lambda d: d["expect"]["memory_per_device"].update(floor=None))
+    assert (
+        message
+        == "invalid spec at $.expect.memory_per_device.floor: the memory floor must be stated"
+    )
+
+
+def test_every_unknown_figure_is_counted_and_the_known_ones_listed(tmp_path):
+    def two_unknown(data):
+        figure = data["figures"]["matmul_fp32_tflops"]
+        data["figures"].update(zzz=figure, qqq=figure)
+
+    message = refusal(tmp_path, two_unknown)
+    known = ", ".join(FIGURE_UNITS)
+    expected = (
+        f"invalid spec at $.figures.zzz: no check measures a figure named 'zzz'; known: {known}"
+    )
+    assert message == expected[:297] + "... (and 1 more)"
