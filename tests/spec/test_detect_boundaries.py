@@ -176,7 +176,5 @@ def test_every_unknown_figure_is_counted_and_the_known_ones_listed(tmp_path):
 
     message = refusal(tmp_path, two_unknown)
     known = ", ".join(FIGURE_UNITS)
-    expected = (
-        f"invalid spec at $.figures.zzz: no check measures a figure named 'zzz'; known: {known}"
-    )
-    assert message == expected[:297] + "... (and 1 more)"
+    problem = f"at $.figures.zzz: no check measures a figure named 'zzz'; known: {known}"
+    assert message == f"invalid spec {problem[:297]}... (and 1 more)"
