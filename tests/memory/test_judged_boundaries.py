@@ -1,0 +1,116 @@
+"""The memory estimate's decisions at their edges, each with its message.
+
+Written against the survivors of `python tools/mutation.py memory` (tests/mutation/survivors.md):
+what a parameter count alone cannot estimate, the Trainer's fp32 weights beside frozen ones,
+torch's `step` tensors per optimizer, the tensor-parallel hint and a bias's matrix, where a
+config.json and the hub cache are found.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from rigcheck.memory.architecture import tensor_groups
+from rigcheck.memory.errors import ConfigError
+from rigcheck.memory.estimate import Job, estimate
+from rigcheck.memory.hf_config import cached_config, hub_cache, load_hf_config
+from rigcheck.memory.lora import parse_targets
+from rigcheck.memory.optimizers import STEP_BYTES, step_tensor_bytes
+from rigcheck.memory.parallel import Parallel, _matrix, check_parallel
+from rigcheck.memory.presets import HF_CONFIGS, preset
+
+SHAPES = "needs the tensor shapes: give --model instead of --params"
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"params": 0}, "--params must be >= 1, got 0"),
+        ({"method": "lora"}, f"--method lora/qlora {SHAPES}"),
+        ({"optimizer": "adafactor"}, f"--optimizer adafactor {SHAPES}"),
+        ({"inference": True}, f"--inference {SHAPES}"),
+    ],
+)
+def test_a_parameter_count_alone_cannot_estimate_what_needs_shapes(change, message):
+    with pytest.raises(ConfigError) as err:
+        estimate(Job(**{"params": 7_000_000_000, **change}))
+    assert str(err.value) == message
+    assert estimate(Job(params=1)).params == 1  # the smallest count is fine
+
+
+def test_the_trainer_keeps_fp32_weights_beside_the_frozen_ones_and_offloads_nothing():
+    """hf-trainer holds 4 bytes per trainable parameter where DeepSpeed ZeRO-0 holds 2, and the
+    frozen base weights the same in both."""
+    job = Job(arch=preset("llama-2-7b"), method="lora", lora_targets="all-linear")
+    trainer = estimate(replace(job, framework="hf-trainer"))
+    ds = estimate(replace(job, framework="deepspeed"))
+    assert trainer.weights_bytes - ds.weights_bytes == 2 * trainer.trainable_params
+    assert trainer.host_bytes == 0 and ds.host_bytes == 0
+
+
+@pytest.mark.parametrize(("optimizer", "per_tensor"), [("adam", STEP_BYTES), ("adamw", STEP_BYTES),
+                         ("adafactor", STEP_BYTES), ("sgd", 0), ("adamw8bit", 0)])  # fmt: skip
+def test_torch_keeps_one_step_tensor_per_parameter_tensor(optimizer, per_tensor):
+    groups = tensor_groups(preset("llama-2-7b"))
+    tensors = sum(g.count for g in groups)
+    assert step_tensor_bytes(groups, optimizer) == per_tensor * tensors
+
+
+@pytest.mark.parametrize(("heads", "tp", "hint"), [(25, 3, 1), (12, 5, 4), (32, 6, 4)])
+def test_tensor_parallelism_that_does_not_divide_the_heads_suggests_the_nearest_below(
+    heads, tp, hint
+):
+    arch = replace(preset("llama-2-7b"), heads=heads, kv_heads=heads, head_dim=128)
+    with pytest.raises(ConfigError) as err:
+        check_parallel(arch, Parallel(tp=tp), gpus=tp)
+    assert str(err.value) == (
+        f"tensor parallelism {tp} must divide the {heads} attention heads (try --tp {hint})"
+    )
+
+
+def test_a_bias_and_a_weight_belong_to_the_same_matrix():
+    assert _matrix("layers.q.bias") == "q"
+    assert _matrix("layers.q.weight") == "q"
+    assert _matrix("layers.experts.gate") == "gate"
+
+
+def test_empty_lora_targets_say_what_to_give():
+    with pytest.raises(ConfigError) as err:
+        parse_targets(" , ")
+    assert str(err.value) == "--lora-targets: give a comma-separated list of matrices or all-linear"
+
+
+def test_a_directory_is_read_through_its_config_json(tmp_path):
+    name, fields = next(iter(HF_CONFIGS.items()))
+    (tmp_path / "config.json").write_text(json.dumps(fields))
+    assert load_hf_config(tmp_path) == preset(name)
+    with pytest.raises(ConfigError) as err:
+        load_hf_config(tmp_path / "missing")
+    assert str(err.value).startswith(f"cannot read {tmp_path / 'missing'}: ")
+
+
+def test_the_hub_cache_follows_huggingface_hub(monkeypatch, tmp_path):
+    monkeypatch.delenv("HF_HUB_CACHE", raising=False)
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    assert hub_cache() == tmp_path / "hf" / "hub"
+    monkeypatch.delenv("HF_HOME")
+    assert hub_cache() == Path.home() / ".cache" / "huggingface" / "hub"
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "cache"))
+    assert hub_cache() == tmp_path / "cache"
+
+
+def test_the_newest_cached_snapshot_wins(monkeypatch, tmp_path):
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+    assert cached_config("org/model") is None
+    snapshots = tmp_path / "models--org--model" / "snapshots"
+    for name, age in (("a-newer", 0), ("b-older", 1000)):
+        (snapshots / name).mkdir(parents=True)
+        config = snapshots / name / "config.json"
+        config.write_text("{}")
+        os.utime(config, (1_700_000_000 - age, 1_700_000_000 - age))
+    assert cached_config("org/model") == snapshots / "a-newer" / "config.json"
