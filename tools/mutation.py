@@ -52,6 +52,8 @@ class Area:
 
 MEMORY_TESTS = """activations estimate fit_cli frameworks hf_config inference lora model_state
 plan presets seed_rules units judged_boundaries"""
+MEMORY_MODULES = """activations architecture estimate frameworks hf_config inference lora
+model_state optimizers parallel plan plugin precision presets quantization sharding units"""
 AREAS = {
     "verdict": Area(
         ("rigcheck/verdict.py",),
@@ -105,13 +107,21 @@ AREAS = {
     # The fast tests that decide the estimates; the test_real_* files (torch models, a
     # two-rank FSDP step: ~20 s) and DeepSpeed's estimators agree with them, and cost a
     # minute per stats run, so they stay out of the per-mutant selection.
+    # The estimate and the --plan check; the `rigcheck fit` command line and its table
+    # (memory/cli.py, memory/report.py: 900 mutants of argument parsing and column titles)
+    # are the memory-cli area.
     "memory": Area(
-        ("rigcheck/memory/*.py", "suites/memory/*.py"),
+        (*(f"rigcheck/memory/{m}.py" for m in MEMORY_MODULES.split()), "suites/memory/*.py"),
         tuple(f"tests/memory/test_{name}.py" for name in MEMORY_TESTS.split()),
         (
             "tests/memory/test_fit_cli.py::test_the_rigcheck_command_runs_fit",
             "tests/memory/test_plan.py::test_small_plan_fits_the_cpu_class_live",
         ),
+    ),
+    "memory-cli": Area(
+        ("rigcheck/memory/cli.py", "rigcheck/memory/report.py"),
+        ("tests/memory/test_fit_cli.py", "tests/memory/test_estimate.py"),
+        ("tests/memory/test_fit_cli.py::test_the_rigcheck_command_runs_fit",),
     ),
     "burnin": Area(
         ("rigcheck/burnin/judge.py", "suites/burnin/*.py"),
