@@ -123,11 +123,11 @@ def test_a_node_size_the_class_does_not_come_in_is_judged_against_the_default(fo
     assert expected_gpu_count(load_spec("l40s"), found, override=2) == 2
 
 
-def refusal(tmp_path, change) -> str:
-    """The one-line SpecError for the h100 spec with `change` applied, the path cut off."""
-    data = json.loads((SPEC_DIR / "h100.json").read_text())
+def refusal(tmp_path, change, name: str = "h100") -> str:
+    """The one-line SpecError for a class's spec with `change` applied, the path cut off."""
+    data = json.loads((SPEC_DIR / f"{name}.json").read_text())
     change(data)
-    path = tmp_path / "h100.json"
+    path = tmp_path / f"{name}.json"
     path.write_text(json.dumps(data))
     with pytest.raises(SpecError) as err:
         load_spec_file(path)
@@ -178,3 +178,25 @@ def test_every_unknown_figure_is_counted_and_the_known_ones_listed(tmp_path):
     known = ", ".join(FIGURE_UNITS)
     problem = f"at $.figures.zzz: no check measures a figure named 'zzz'; known: {known}"
     assert message == f"invalid spec {problem[:297]}... (and 1 more)"
+
+
+def test_a_gpu_class_without_pci_ids_is_refused(tmp_path):
+    message = refusal(tmp_path, lambda d: d["identity"].update(pci_device_ids=[]))
+    assert message == (
+        "invalid spec at $.identity.pci_device_ids: a GPU class must list its PCI device ids"
+    )
+
+
+def test_a_cpu_class_expecting_a_gpu_is_refused(tmp_path):
+    message = refusal(tmp_path, lambda d: d["expect"]["gpu_count"].update(value=1), "cpu")
+    assert message == (
+        "invalid spec at $.expect.gpu_count.value: 1 is no valid count; it must be 0 on a "
+        "CPU-only class"
+    )
+
+
+def test_node_sizes_that_leave_out_the_class_s_own_count_are_refused(tmp_path):
+    message = refusal(tmp_path, lambda d: d["expect"]["gpu_count"].update(allowed=[2, 4, 8]))
+    assert message == (
+        "invalid spec at $.expect.gpu_count.allowed: [2, 4, 8] leaves out the class's own count 1"
+    )
