@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import ast
 import fnmatch
+import itertools
 import json
 import os
 import re
@@ -81,8 +82,13 @@ def main(argv: list[str] | None = None) -> int:
         flush=True,
     )
     deadline = started + args.budget
+    # First every mutant against the test files that name its function, then the ones still
+    # alive against the whole selection: one slow survivor does not starve the others.
     with ThreadPoolExecutor(args.jobs) as pool:
-        outcomes = list(pool.map(lambda m: (m, *test_mutant(m, candidates[m], deadline)), chosen))
+        first = dict(pool.map(lambda m: (m, test_mutant(m, candidates[m], deadline, True)), chosen))
+        alive = [m for m, (status, _) in first.items() if status == "alive"]
+        then = dict(pool.map(lambda m: (m, test_mutant(m, candidates[m], deadline, False)), alive))
+    outcomes = [(m, *then.get(m, first[m])) for m in chosen]
     return judge(outcomes, candidates, started)
 
 
@@ -158,23 +164,49 @@ def spread(names: list[str], at_most: int) -> list[str]:
     return [names[i * len(names) // at_most] for i in range(at_most)]
 
 
-def test_mutant(mutant: str, area: str, deadline: float) -> tuple[str, str]:
-    """('caught' | 'survived' | 'not checked', pytest's output) for one mutant."""
-    left = deadline - time.monotonic()
-    if left < 3:
-        return "not checked", ""
+def test_mutant(mutant: str, area: str, deadline: float, naming: bool) -> tuple[str, str]:
+    """(status, pytest's output) for one mutant. naming: against the test files that name its
+    function (most mutants are caught there, and collecting only them is quick): 'caught',
+    'alive' or 'not checked'; else against the area's whole selection: 'caught', 'survived' or
+    'not checked'."""
     workdir = WORK / "ci" / area / "mutants"
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env |= {"CI": "1", "MUTANT_UNDER_TEST": mutant, "RIGCHECK_REPORT_DIR": str(workdir / "rep")}
     command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "--rootdir=."]
-    command += selection(area)
+    tests = selection(area)
+    if naming:
+        function = mutant.rpartition(".")[2].split("__mutmut_")[0].split("ǁ")[-1]
+        function = function.removeprefix("x_")
+        files = [f for f in test_files(workdir, tests) if function in f.read_text()]
+        if not files:
+            return "alive", ""
+        deselect = [arg for flag, node in itertools.pairwise(tests) if flag == "--deselect"
+                    for arg in (flag, node)]  # fmt: skip
+        tests = [str(f.relative_to(workdir)) for f in files] + deselect
+    left = deadline - time.monotonic()
+    if left < 3:
+        return "not checked", ""
     try:
         done = subprocess.run(
-            command, cwd=workdir, env=env, capture_output=True, text=True, timeout=left
+            [*command, *tests], cwd=workdir, env=env, capture_output=True, text=True, timeout=left
         )
     except subprocess.TimeoutExpired:
         return "not checked", ""
-    return ("caught" if done.returncode == 1 else "survived"), done.stdout + done.stderr
+    output = done.stdout + done.stderr
+    if done.returncode == 1:
+        return "caught", output
+    return ("alive" if naming else "survived"), output
+
+
+def test_files(root: Path, selection: list[str]) -> list[Path]:
+    """The test_*.py files of a pytest selection (paths, not options)."""
+    files = []
+    for arg in selection:
+        path = root / arg.split("::")[0]
+        if arg.startswith("-") or not path.exists() or "::" in arg:
+            continue
+        files += sorted(path.rglob("test_*.py")) if path.is_dir() else [path]
+    return files
 
 
 def selection(area: str) -> list[str]:

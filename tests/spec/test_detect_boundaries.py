@@ -200,3 +200,29 @@ def test_node_sizes_that_leave_out_the_class_s_own_count_are_refused(tmp_path):
     assert message == (
         "invalid spec at $.expect.gpu_count.allowed: [2, 4, 8] leaves out the class's own count 1"
     )
+
+
+def written(tmp_path, text: str) -> str:
+    """The one-line SpecError for an h100.json holding `text`, the path cut off."""
+    path = tmp_path / "h100.json"
+    path.write_text(text)
+    with pytest.raises(SpecError) as err:
+        load_spec_file(path)
+    return str(err.value).removeprefix(f"{path}: ")
+
+
+def test_nan_in_a_list_is_named_by_its_json_path(tmp_path):
+    data = json.loads((SPEC_DIR / "h100.json").read_text())
+    data["expect"]["memory_per_device"]["healthy_totals"][1]["value"] = "NAN-HERE"
+    message = written(tmp_path, json.dumps(data).replace('"NAN-HERE"', "NaN"))
+    assert message == (
+        "invalid spec at $.expect.memory_per_device.healthy_totals[1].value: NaN is not a finite "
+        "number; JSON has no NaN or Infinity"
+    )
+
+
+def test_a_missing_or_too_deep_file_is_one_line(tmp_path):
+    with pytest.raises(SpecError) as err:
+        load_spec_file(tmp_path / "h100.json")
+    assert str(err.value) == f"{tmp_path / 'h100.json'}: no such spec file"
+    assert written(tmp_path, "[" * 100_000 + "]" * 100_000) == "is nested too deeply to be a spec"
