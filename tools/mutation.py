@@ -209,8 +209,10 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"    {survivor}")
         return 0
     if args.recheck:
-        still = {name: recheck(name, AREAS[name]) for name in plan}
-        (WORK / "recheck.json").write_text(json.dumps(still, indent=1) + "\n")
+        for name in plan:
+            still = recheck(name, AREAS[name])
+            (WORK / f"recheck-{name}.json").write_text(json.dumps(still, indent=1) + "\n")
+            print(f"{name}: {len(still)} survivors the tests still miss: {', '.join(still)}")
         return 0
     deadline = time.monotonic() + args.budget
     summary = {}
@@ -280,7 +282,7 @@ def recheck(name: str, area: Area) -> list[str]:
     if not (workdir / "mutants").exists():
         return []
     survivors = tally(workdir, planned([name], None)[name])["survivors"]
-    scratch = WORK / "recheck"
+    scratch = WORK / f"recheck-{name}"  # areas can be rechecked side by side
     copy_checkout(scratch)
     env = {**os.environ, "CI": "1", "RIGCHECK_REPORT_DIR": str(scratch / "reports")}
     env["PYTHONPATH"] = str(scratch)
@@ -305,7 +307,15 @@ def recheck(name: str, area: Area) -> list[str]:
             print(f"{name}: {mutant}: cannot apply its diff; counted as surviving")
             still.append(mutant)
         else:
-            tested = subprocess.run(command, cwd=scratch, env=env, capture_output=True, text=True)
+            tested = None
+            naming = naming_files(scratch, present(scratch, area.tests), mutant)
+            if naming:  # the test files that name its function: quick, and most kills are there
+                first = [*command[: command.index("-p") + 2], *naming]
+                tested = subprocess.run(first, cwd=scratch, env=env, capture_output=True, text=True)
+            if tested is None or tested.returncode != 1:
+                tested = subprocess.run(
+                    command, cwd=scratch, env=env, capture_output=True, text=True
+                )
             verdict = "killed" if tested.returncode == 1 else "survives"
             print(f"{name}: {mutant}: {verdict} (pytest exit {tested.returncode})", flush=True)
             if tested.returncode != 1:
@@ -313,6 +323,20 @@ def recheck(name: str, area: Area) -> list[str]:
         if original is not None:
             (scratch / file).write_text(original)
     return still
+
+
+def naming_files(root: Path, tests: list[str], mutant: str) -> list[str]:
+    """The test files of a selection (under `root`) that name the mutant's function ('x_f',
+    'xǁClassǁf' -> 'f', without leading underscores)."""
+    function = mutant.rpartition(".")[2].split("__mutmut_")[0].split("ǁ")[-1]
+    function = function.removeprefix("x_").lstrip("_")
+    files = []
+    for arg in tests:
+        path = root / arg.split("::")[0]
+        if arg.startswith("-") or "::" in arg or not path.exists():
+            continue
+        files += sorted(path.rglob("test_*.py")) if path.is_dir() else [path]
+    return [str(f.relative_to(root)) for f in files if function in f.read_text()]
 
 
 def sample_patterns(percent: int) -> list[str]:

@@ -33,7 +33,16 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from mutation import AREAS, IMPORT_SUITES_BY_PATH, REPO, WORK, copy_checkout, git, write_config
+from mutation import (
+    AREAS,
+    IMPORT_SUITES_BY_PATH,
+    REPO,
+    WORK,
+    copy_checkout,
+    git,
+    naming_files,
+    write_config,
+)
 
 SURVIVORS = REPO / "tests" / "mutation" / "survivors.md"
 # mutmut's mutant generation, without the rest of `mutmut run` (run in the area's copy).
@@ -81,7 +90,8 @@ def main(argv: list[str] | None = None) -> int:
         f"testing {len(chosen)}, spread evenly",
         flush=True,
     )
-    deadline = started + args.budget
+    print(f"mutation (CI): mutants generated in {time.monotonic() - started:.0f} s", flush=True)
+    deadline = started + 0.9 * args.budget  # the rest: the clean run of the tests that caught
     # First every mutant against the test files that name its function, then the ones still
     # alive against the whole selection: one slow survivor does not starve the others.
     with ThreadPoolExecutor(args.jobs) as pool:
@@ -175,14 +185,12 @@ def test_mutant(mutant: str, area: str, deadline: float, naming: bool) -> tuple[
     command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "--rootdir=."]
     tests = selection(area)
     if naming:
-        function = mutant.rpartition(".")[2].split("__mutmut_")[0].split("ǁ")[-1]
-        function = function.removeprefix("x_")
-        files = [f for f in test_files(workdir, tests) if function in f.read_text()]
+        files = naming_files(workdir, tests, mutant)
         if not files:
             return "alive", ""
         deselect = [arg for flag, node in itertools.pairwise(tests) if flag == "--deselect"
                     for arg in (flag, node)]  # fmt: skip
-        tests = [str(f.relative_to(workdir)) for f in files] + deselect
+        tests = files + deselect
     left = deadline - time.monotonic()
     if left < 3:
         return "not checked", ""
@@ -196,17 +204,6 @@ def test_mutant(mutant: str, area: str, deadline: float, naming: bool) -> tuple[
     if done.returncode == 1:
         return "caught", output
     return ("alive" if naming else "survived"), output
-
-
-def test_files(root: Path, selection: list[str]) -> list[Path]:
-    """The test_*.py files of a pytest selection (paths, not options)."""
-    files = []
-    for arg in selection:
-        path = root / arg.split("::")[0]
-        if arg.startswith("-") or not path.exists() or "::" in arg:
-            continue
-        files += sorted(path.rglob("test_*.py")) if path.is_dir() else [path]
-    return files
 
 
 def selection(area: str) -> list[str]:
@@ -228,7 +225,9 @@ def judge(outcomes: list[tuple[str, str, str]], areas: dict[str, str], started: 
             print(indent(diff_of(mutant, areas[mutant])))
             print(indent("the tests passed with it: " + output.strip().splitlines()[-1]))
             print(indent("kill it with a test, or list it with why in tests/mutation/survivors.md"))
-        for test in re.findall(r"^FAILED (\S+)", output, re.M) if status == "caught" else []:
+        for test in (
+            re.findall(r"^FAILED (.+?)(?: - |$)", output, re.M) if status == "caught" else []
+        ):
             killers.setdefault(areas[mutant], set()).add(test)
     for area, tests in killers.items():  # a test failing without a mutant catches every one
         workdir = WORK / "ci" / area / "mutants"
