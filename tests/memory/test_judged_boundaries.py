@@ -23,6 +23,7 @@ from rigcheck.memory.lora import parse_targets
 from rigcheck.memory.optimizers import STEP_BYTES, step_tensor_bytes
 from rigcheck.memory.parallel import Parallel, _matrix, check_parallel
 from rigcheck.memory.presets import HF_CONFIGS, preset
+from rigcheck.memory.units import parse_size
 
 SHAPES = "needs the tensor shapes: give --model instead of --params"
 
@@ -114,3 +115,28 @@ def test_the_newest_cached_snapshot_wins(monkeypatch, tmp_path):
         config.write_text("{}")
         os.utime(config, (1_700_000_000 - age, 1_700_000_000 - age))
     assert cached_config("org/model") == snapshots / "a-newer" / "config.json"
+
+
+def test_fsdp_offload_moves_weights_grads_and_optimizer_state_to_the_host_whole():
+    job = Job(arch=preset("llama-2-7b"), framework="fsdp", zero=3, gpus=4)
+    kept = estimate(job)
+    moved = estimate(replace(job, offload_optimizer=True, offload_params=True))
+    assert kept.host_bytes == 0
+    assert moved.host_bytes == kept.weights_bytes + kept.grads_bytes + kept.optimizer_bytes
+    parts = (moved.weights_bytes, moved.grads_bytes, moved.optimizer_bytes, moved.master_bytes)
+    assert parts == (0, 0, 0, 0)
+
+
+def test_fsdp_with_expert_parallelism_adds_the_dense_and_expert_shards():
+    job = Job(arch=preset("mixtral-8x7b"), framework="fsdp", zero=3, gpus=8, ep=2)
+    result = estimate(job)
+    assert result.params == 46_702_792_704 and result.host_bytes == 0
+
+
+def test_a_size_with_a_bare_g_says_which_units_there_are():
+    with pytest.raises(ConfigError) as err:
+        parse_size("80G")
+    assert str(err.value) == (
+        "'80G' is not a size: use a byte count or a number with a unit (B, KB, MB, GB, TB for "
+        "powers of 10; KiB, MiB, GiB, TiB for powers of 2), e.g. 80GiB"
+    )
