@@ -18,7 +18,9 @@ import pytest
 from rigcheck.memory.architecture import tensor_groups
 from rigcheck.memory.errors import ConfigError
 from rigcheck.memory.estimate import Job, estimate
-from rigcheck.memory.hf_config import cached_config, hub_cache, load_hf_config
+from rigcheck.memory.frameworks import Counts, deepspeed
+from rigcheck.memory.hf_config import cached_config, from_hf_config, hub_cache, load_hf_config
+from rigcheck.memory.inference import kv_element_bytes
 from rigcheck.memory.lora import parse_targets
 from rigcheck.memory.optimizers import STEP_BYTES, step_tensor_bytes
 from rigcheck.memory.parallel import Parallel, _matrix, check_parallel
@@ -140,3 +142,50 @@ def test_a_size_with_a_bare_g_says_which_units_there_are():
         "'80G' is not a size: use a byte count or a number with a unit (B, KB, MB, GB, TB for "
         "powers of 10; KiB, MiB, GiB, TiB for powers of 2), e.g. 80GiB"
     )
+
+
+# DeepSpeed's layout per ZeRO stage for 1,000 trainable parameters (8 bytes of optimizer state
+# each) on 4 data-parallel ranks: what each stage shards, and what offload moves to the host.
+# (weights, 16-bit grads + fp32 grads, master, optimizer, host, working)
+DS = Counts(params=1000, trainable=1000, frozen_weight_bytes=0, optimizer_bytes=8000,
+            cast_params=1000, largest_layer=100, largest_unit=100)  # fmt: skip
+DS_STAGES = {
+    (0, False, False): (2000, 2000 + 4000, 4000, 8000, 0, 0),
+    (1, False, False): (2000, 2000 + 1000, 1000, 2000, 0, 0),
+    (2, False, False): (2000, 500 + 1000, 1000, 2000, 0, 0),
+    (3, False, False): (500, 500 + 4 * 250, 1000, 2000, 0, 400),
+    (1, True, False): (2000, 2000, 0, 0, 1000 + 1000 + 2000, 0),
+    (2, True, False): (2000, 0, 0, 0, 4000, 0),
+    (3, True, True): (0, 0, 0, 0, 4000 + 500, 400),
+}
+
+
+@pytest.mark.parametrize(("stage", "expected"), DS_STAGES.items(), ids=str)
+def test_deepspeed_shards_what_each_zero_stage_shards(stage, expected):
+    zero, offload_optimizer, offload_params = stage
+    layout = deepspeed(DS, zero, 4, offload_optimizer, offload_params)
+    s = layout.state
+    got = (s.weights_bytes, s.grads_bytes, s.master_bytes, s.optimizer_bytes)
+    assert (*got, layout.host_bytes, layout.working_bytes) == expected
+
+
+def test_an_unknown_kv_cache_dtype_lists_the_known_ones():
+    with pytest.raises(ConfigError) as err:
+        kv_element_bytes("fp4")
+    assert str(err.value) == "unknown KV cache dtype 'fp4'; known: fp32, bf16, fp16, fp8, int8"
+
+
+ALTERNATING = ["sliding_attention", "full_attention"] * 16
+
+
+@pytest.mark.parametrize(
+    ("extra", "window", "sliding"),
+    [({}, 0, 0), ({"sliding_window": 4096}, 4096, 32),
+     ({"sliding_window": 4096, "use_sliding_window": False}, 0, 0),
+     ({"sliding_window": 4096, "model_type": "gemma2"}, 4096, 16),
+     ({"sliding_window": 512, "layer_types": ALTERNATING}, 512, 16)],
+)  # fmt: skip
+def test_sliding_window_layers_are_read_from_the_config(extra, window, sliding):
+    config = {**HF_CONFIGS["llama-7b"], **extra}
+    arch = from_hf_config(config)
+    assert (arch.sliding_window, arch.sliding_layers) == (window, sliding)
