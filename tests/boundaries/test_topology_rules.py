@@ -181,3 +181,15 @@ def test_topology_that_leaves_out_a_pair_or_cannot_read_one_fails_closed(run_sui
     assert says(run, NUMA).startswith(
         "cannot check: topology of 5 could not be read: {'numa_node': 'NVML_ERROR_NOT_SUPPORTED'}"
     ), run.describe()
+
+
+def test_a_pcie_node_whose_pairs_all_cross_the_cpu_expects_no_p2p(run_suite):
+    facts = node("l40s")
+    for p in facts["topology"]["pairs"]:
+        p["pcie_path"] = "SYS"
+    run = judged(run_suite, "l40s", facts)
+    assert run.outcomes[P2P] == "skipped", run.describe()
+    assert run.messages[P2P].endswith(
+        "no GPU pair here on which the class expects P2P (28 x PCIe SYS (GPU 0 <-> GPU 1, "
+        "GPU 0 <-> GPU 2, GPU 0 <-> GPU 3, ...)): not through the CPU, not on GPUs without P2P"
+    ), run.describe()
