@@ -180,12 +180,21 @@ ALTERNATING = ["sliding_attention", "full_attention"] * 16
 
 @pytest.mark.parametrize(
     ("extra", "window", "sliding"),
-    [({}, 0, 0), ({"sliding_window": 4096}, 4096, 32),
+    [({}, 0, 0), ({"sliding_window": 4096}, 4096, 33),
      ({"sliding_window": 4096, "use_sliding_window": False}, 0, 0),
      ({"sliding_window": 4096, "model_type": "gemma2"}, 4096, 16),
+     ({"model_type": "gemma2"}, 0, 0),
      ({"sliding_window": 512, "layer_types": ALTERNATING}, 512, 16)],
 )  # fmt: skip
 def test_sliding_window_layers_are_read_from_the_config(extra, window, sliding):
-    config = {**HF_CONFIGS["llama-7b"], **extra}
+    """33 layers: Gemma-2 slides on every even one, 16 of them (a whole number)."""
+    config = {**HF_CONFIGS["llama-7b"], "num_hidden_layers": 33, **extra}
     arch = from_hf_config(config)
     assert (arch.sliding_window, arch.sliding_layers) == (window, sliding)
+    assert type(arch.sliding_layers) is int
+
+
+@pytest.mark.parametrize(("step", "dense"), [(None, 0), (1, 0), (2, 16)])
+def test_moe_layers_every_decoder_sparse_step(step, dense):
+    config = {**HF_CONFIGS["mixtral-8x7b"], "decoder_sparse_step": step}
+    assert from_hf_config(config).dense_layers == dense
