@@ -299,14 +299,12 @@ def recheck(name: str, area: Area) -> list[str]:
         diff = shown[shown.index("--- ") :] if "--- " in shown else ""
         file = diff.splitlines()[0].removeprefix("--- ").strip() if diff else ""
         original = (scratch / file).read_text() if file else None
-        patched = subprocess.run(
-            ["patch", "-p0", "--no-backup-if-mismatch", "-s"],
-            cwd=scratch, input=diff, capture_output=True, text=True,
-        )  # fmt: skip
-        if not diff or patched.returncode != 0:
+        patched = applied(original, diff) if original is not None else None
+        if patched is None:
             print(f"{name}: {mutant}: cannot apply its diff; counted as surviving")
             still.append(mutant)
         else:
+            (scratch / file).write_text(patched)
             tested = None
             naming = naming_files(scratch, present(scratch, area.tests), mutant)
             if naming:  # the test files that name its function: quick, and most kills are there
@@ -323,6 +321,16 @@ def recheck(name: str, area: Area) -> list[str]:
         if original is not None:
             (scratch / file).write_text(original)
     return still
+
+
+def applied(text: str, diff: str) -> str | None:
+    """`text` with mutmut's one-hunk diff applied, or None where its lines are not found once.
+    (Its hunk is numbered from the function, not the file: `patch` anchors a hunk "at line 1"
+    to the file's start and refuses it.)"""
+    body = [row for row in diff.splitlines()[2:] if not row.startswith("@@")]
+    before = "\n".join(row[1:] for row in body if not row.startswith("+")) + "\n"
+    after = "\n".join(row[1:] for row in body if not row.startswith("-")) + "\n"
+    return text.replace(before, after) if text.count(before) == 1 else None
 
 
 def naming_files(root: Path, tests: list[str], mutant: str) -> list[str]:
