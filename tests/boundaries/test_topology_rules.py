@@ -33,6 +33,33 @@ def judged(run_suite, name: str, facts: dict):
     return run
 
 
+# What each check tells the user to do, after naming what is wrong.
+ADVICE = {
+    LINKED: (
+        "Collectives between them fall back to fewer links or to PCIe. `nvidia-smi nvlink -s` "
+        "shows the links per GPU, `nvidia-smi topo -m` the pairs; on NVSwitch nodes the "
+        "fabric manager must be running (`systemctl status nvidia-fabricmanager`)."
+    ),
+    P2P: (
+        "NCCL then stages through host memory at a fraction of the bandwidth. Check `nvidia-smi "
+        "topo -p2p rw`. On PCIe switches, ACS (Access Control Services) must be off in the BIOS "
+        "and the IOMMU in passthrough (iommu=pt); disabled_by_regkey means the driver was "
+        "configured to refuse P2P."
+    ),
+    NUMA: (
+        "A rank pinned by this affinity puts its host buffers and NCCL's proxy threads on the far "
+        "socket. Compare `nvidia-smi topo -m` (CPU and NUMA affinity) with "
+        "/sys/bus/pci/devices/<bus>/numa_node; a wrong or missing node comes from the firmware "
+        "(ACPI SRAT/_PXM) or a VM without NUMA passthrough."
+    ),
+    SPLIT: (
+        "A card in the wrong slot or riser, or one that fell off the bus and came back "
+        "elsewhere: the ranks on the crowded node share its PCIe root and memory bandwidth. "
+        "Check `nvidia-smi topo -m` against the board's manual."
+    ),
+}
+
+
 def says(run, test: str) -> str:
     """The check's failure message, as the user reads it."""
     return run.messages[test].removeprefix("AssertionError: ").removeprefix("Failed: ")
@@ -60,6 +87,7 @@ def test_a_healthy_mesh_passes_and_a_gpu_without_an_nvlink_peer_fails(run_suite)
         "GPUs without an NVLink peer (no NVSwitch): GPU 7: no NVLink to any other GPU. "
         "Collectives between them fall back to fewer links or to PCIe."
     ), run.describe()
+    assert ADVICE[LINKED] in says(run, LINKED)
 
 
 @pytest.mark.parametrize(("links", "outcome"), [(17, "failed"), (18, "passed")])
@@ -109,6 +137,7 @@ def test_p2p_missing_on_one_capability_of_one_pair_is_named(run_suite):
         "NVSwitch): write disabled_by_regkey; GPU 3 <-> GPU 6 (NV18 through NVSwitch): nvlink "
         "not_supported. "
     ), run.describe()
+    assert f"not_supported. {ADVICE[P2P]}" in says(run, P2P)
     recorded = run.properties[P2P]["p2p"]
     assert recorded["GPU 1 <-> GPU 2"]["write"] == "disabled_by_regkey"
 
@@ -138,6 +167,7 @@ def test_numa_placement_off_by_one_node_is_named_per_gpu(run_suite):
         "on node 0; "
         "GPU 3 (0000:5d:00.0): CPU affinity 0-55,112-167 spans NUMA nodes [0, 1]. "
     ), run.describe()
+    assert f"[0, 1]. {ADVICE[NUMA]}" in says(run, NUMA)
 
 
 def test_no_numa_node_on_a_one_node_host_is_fine_and_nothing_is_split(run_suite):
@@ -165,6 +195,7 @@ def test_gpus_split_five_three_fail_and_four_four_pass(run_suite, moved, outcome
             "GPUs split unevenly across NUMA nodes: node 0: GPU 0, 1, 2, 3, 4 (5); "
             "node 1: GPU 5, 6, 7 (3). A card in the wrong slot"
         ), run.describe()
+        assert f"(3). {ADVICE[SPLIT]}" in says(run, SPLIT)
 
 
 def test_topology_that_leaves_out_a_pair_or_cannot_read_one_fails_closed(run_suite):
