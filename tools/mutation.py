@@ -291,6 +291,8 @@ def recheck(name: str, area: Area) -> list[str]:
     clean = subprocess.run(command, cwd=scratch, env=env, capture_output=True, text=True)
     if survivors and clean.returncode != 0:  # else every mutant would look killed
         sys.exit(f"{name}: the tests fail without a mutant:\n{clean.stdout[-3000:]}")
+    since = [f for f in naming_files(scratch, present(scratch, area.tests), "")
+             if not (workdir / f).exists()]  # fmt: skip
     still = []
     for mutant in survivors:
         shown = subprocess.run(
@@ -306,8 +308,11 @@ def recheck(name: str, area: Area) -> list[str]:
         else:
             (scratch / file).write_text(patched)
             tested = None
+            # First the test files that name its function and those written since the run:
+            # quick, and where most kills are.
             naming = naming_files(scratch, present(scratch, area.tests), mutant)
-            if naming:  # the test files that name its function: quick, and most kills are there
+            naming += [f for f in since if f not in naming]
+            if naming:
                 first = [*command[: command.index("-p") + 2], *naming]
                 tested = subprocess.run(first, cwd=scratch, env=env, capture_output=True, text=True)
             if tested is None or tested.returncode != 1:
