@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import copy
 
+import pytest
+
+from rigcheck.burnin import judge
 from rigcheck.burnin.synthetic import FAULTS, good_trace
 
 # check -> (headline, advice), as a user reads them under the failure.
@@ -102,3 +105,91 @@ def test_each_failing_check_gives_its_headline_and_advice(judge_trace):
         headline, advice = SAYS[name]
         assert f"{headline}:\n  " in case.message, (name, case.message)
         assert case.message.rstrip().endswith(advice), (name, case.message)
+
+
+# ---- the judges on their own, at their edges (rigcheck/burnin/judge.py) ----
+
+GPU0 = "gpu0 (NVIDIA H100 80GB HBM3, 0000:18:00.0)"
+
+
+def short_trace() -> dict:
+    return copy.deepcopy(good_trace(duration_s=60.0, interval_s=0.5))
+
+
+def test_a_column_not_recorded_says_why():
+    trace = short_trace()
+    device = trace["devices"][0]
+    del device["samples"]["power_w"]
+    with pytest.raises(judge.NotAvailable) as err:
+        judge.series(trace, device, "power_w")
+    assert str(err.value) == f"{GPU0}: power_w not recorded: not in the trace"
+    trace["unavailable"] = {"power_w": "NVML_ERROR_NOT_SUPPORTED"}
+    with pytest.raises(judge.NotAvailable) as err:
+        judge.series(trace, device, "power_w")
+    assert str(err.value) == f"{GPU0}: power_w not recorded: NVML_ERROR_NOT_SUPPORTED"
+
+
+def test_a_window_includes_both_ends_and_an_empty_one_is_named():
+    trace = short_trace()
+    device = trace["devices"][0]
+    points = judge.series(trace, device, "power_w", (10.0, 12.0))
+    assert [t for t, _ in points] == [10.0, 10.5, 11.0, 11.5, 12.0]
+    with pytest.raises(judge.CannotJudge) as err:
+        judge.series(trace, device, "power_w", (100.0, 200.0))
+    assert str(err.value) == f"{GPU0}: no power_w samples in 100-200 s"
+
+
+def test_a_column_of_failed_readings_blames_the_sampler():
+    trace = short_trace()
+    device = trace["devices"][0]
+    device["samples"]["power_w"] = [None] * len(device["samples"]["t_s"])
+    with pytest.raises(judge.CannotJudge) as err:
+        judge.series(trace, device, "power_w")
+    assert str(err.value) == (
+        f"{GPU0}: 121 of 121 power_w readings failed or are not numbers; the sampler could not "
+        "read the GPU (check `nvidia-smi -q`)"
+    )
+
+
+def test_checksums_across_devices_per_model_and_without_a_majority():
+    trace = short_trace()
+    one = copy.deepcopy(trace)
+    one["devices"] = one["devices"][:1]
+    with pytest.raises(judge.NotApplicable) as err:
+        judge.gemm_across_devices(one)
+    assert str(err.value) == "no two devices of one model: nothing to compare across"
+    for d in trace["devices"][2:]:
+        d["name"] = "NVIDIA H200"  # two models, two devices each
+    trace["devices"][1]["windows"]["checksum"] = [7]
+    trace["devices"][3]["windows"]["checksum"] = [7]
+    assert judge.gemm_across_devices(trace) == [
+        "NVIDIA H100 80GB HBM3: no majority checksum among 2 devices",
+        "NVIDIA H200: no majority checksum among 2 devices",
+    ]
+    trace["devices"][0]["windows"]["checksum"] = []
+    with pytest.raises(judge.CannotJudge) as err:
+        judge.gemm_across_devices(trace)
+    assert str(err.value) == "a device recorded no GEMM checksum"
+
+
+def test_a_differing_device_is_named_in_every_model():
+    trace = short_trace()
+    for d in trace["devices"]:
+        d["windows"]["checksum"] = [1]
+    trace["devices"] += copy.deepcopy(trace["devices"][:3])
+    for i, d in enumerate(trace["devices"][4:]):
+        d.update(name="NVIDIA H200", id=f"gpu{4 + i}", bus_id=None)
+    trace["devices"][1]["windows"]["checksum"] = [2]
+    trace["devices"][6]["windows"]["checksum"] = [3]
+    assert judge.gemm_across_devices(trace) == [
+        f"gpu1 (NVIDIA H100 80GB HBM3, {trace['devices'][1]['bus_id']}): checksum 2 differs "
+        "from 1 on the other 3 NVIDIA H100 80GB HBM3 devices",
+        "gpu6 (NVIDIA H200): checksum 3 differs from 1 on the other 2 NVIDIA H200 devices",
+    ]
+
+
+def test_no_expected_count_and_zero_expected_add_nothing():
+    trace = short_trace()
+    assert judge.devices_loaded(trace, None) == []
+    assert judge.devices_loaded(trace, 0) == []
+    assert judge.devices_loaded(trace, 5) == ["the trace loaded 4 devices, the node has 5"]
