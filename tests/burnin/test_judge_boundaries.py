@@ -13,7 +13,9 @@ import copy
 import pytest
 
 from rigcheck.burnin import judge
+from rigcheck.burnin.limits import Limits
 from rigcheck.burnin.synthetic import FAULTS, good_trace
+from rigcheck.spec import load_spec
 
 # check -> (headline, advice), as a user reads them under the failure.
 SAYS = {
@@ -110,6 +112,7 @@ def test_each_failing_check_gives_its_headline_and_advice(judge_trace):
 # ---- the judges on their own, at their edges (rigcheck/burnin/judge.py) ----
 
 GPU0 = "gpu0 (NVIDIA H100 80GB HBM3, 0000:18:00.0)"
+H100 = Limits(load_spec("h100"))
 
 
 def short_trace() -> dict:
@@ -193,3 +196,23 @@ def test_no_expected_count_and_zero_expected_add_nothing():
     assert judge.devices_loaded(trace, None) == []
     assert judge.devices_loaded(trace, 0) == []
     assert judge.devices_loaded(trace, 5) == ["the trace loaded 4 devices, the node has 5"]
+
+
+def test_a_throughput_drop_is_measured_against_the_first_third_of_a_short_load():
+    """A 60 s trace: the load window is 5-50 s, its baseline the first 15 s of it."""
+    trace = short_trace()
+    w = trace["devices"][0]["windows"]
+    w["tflops"] = [v if t <= 20 else v / 2 for t, v in zip(w["t_s"], w["tflops"], strict=True)]
+    assert judge.throughput(trace, H100) == [
+        f"{GPU0}: 349.40 TFLOP/s around 33 s, 50% below its first 15 s (702.16); limit 10%"
+    ]
+
+
+def test_a_counter_missing_from_the_trace_is_named():
+    trace = short_trace()
+    device = trace["devices"][0]
+    name = next(iter(judge.COUNTERS["ecc"]))
+    del device["counters_before"][name]
+    with pytest.raises(judge.CannotJudge) as err:
+        judge.counters(trace, H100, "ecc")
+    assert str(err.value) == f"{GPU0}: {name} before the load: not in the trace"
