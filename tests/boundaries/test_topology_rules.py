@@ -224,3 +224,14 @@ def test_a_pcie_node_whose_pairs_all_cross_the_cpu_expects_no_p2p(run_suite):
         "no GPU pair here on which the class expects P2P (28 x PCIe SYS (GPU 0 <-> GPU 1, "
         "GPU 0 <-> GPU 2, GPU 0 <-> GPU 3, ...)): not through the CPU, not on GPUs without P2P"
     ), run.describe()
+
+
+def test_a_split_that_differs_by_one_gpu_passes(run_suite):
+    """Three NUMA nodes with 3 + 3 + 2 GPUs: as even as 8 GPUs go."""
+    facts = node("h100")
+    facts["topology"]["host_numa_cpus"]["2"] = "224-279"
+    for gpu in facts["topology"]["gpus"]:
+        node_of = gpu["index"] // 3  # 0,0,0 1,1,1 2,2
+        gpu.update(numa_node=node_of, cpu_numa_nodes=[node_of])
+    run = judged(run_suite, "h100", facts)
+    assert run.outcomes[SPLIT] == "passed", run.describe()
