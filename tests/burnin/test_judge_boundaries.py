@@ -216,3 +216,16 @@ def test_a_counter_missing_from_the_trace_is_named():
     with pytest.raises(judge.CannotJudge) as err:
         judge.counters(trace, H100, "ecc")
     assert str(err.value) == f"{GPU0}: {name} before the load: not in the trace"
+
+
+def test_the_first_later_stretch_always_counts_even_when_the_windows_stop_early():
+    """Windows that end 5 s after the baseline: one stretch, the median of all five
+    (700, 100, 100, 700, 700: 700), not of the last four (400: a false 43% drop)."""
+    trace = short_trace()
+    w = trace["devices"][0]["windows"]
+    keep = [i for i, t in enumerate(w["t_s"]) if t <= 25]
+    for key in ("t_s", "tflops", "checksum", "checks", "mismatches"):
+        if isinstance(w.get(key), list):
+            w[key] = [w[key][i] for i in keep]
+    w["tflops"] = [100.0 if t in (22, 23) else 700.0 for t in w["t_s"]]
+    assert judge.throughput(trace, H100) == []
