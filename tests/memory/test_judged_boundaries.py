@@ -198,3 +198,20 @@ def test_sliding_window_layers_are_read_from_the_config(extra, window, sliding):
 def test_moe_layers_every_decoder_sparse_step(step, dense):
     config = {**HF_CONFIGS["mixtral-8x7b"], "decoder_sparse_step": step}
     assert from_hf_config(config).dense_layers == dense
+
+
+def test_a_config_that_is_no_decoder_says_what_to_do():
+    with pytest.raises(ConfigError) as err:
+        from_hf_config([])
+    assert str(err.value) == "config.json must hold a JSON object"
+    with pytest.raises(ConfigError) as err:
+        from_hf_config({"model_type": "bert"})
+    assert str(err.value) == (
+        "model_type 'bert' is not supported; known: llama, mistral, qwen2, qwen3, gemma, gemma2, "
+        "gemma3_text, phi3, mixtral, qwen2_moe, qwen3_moe (or give --params for model state only)"
+    )
+
+
+def test_a_multimodal_config_is_read_through_its_text_config():
+    inner = HF_CONFIGS["llama-7b"]
+    assert from_hf_config({"model_type": "llava", "text_config": inner}) == from_hf_config(inner)
