@@ -175,7 +175,7 @@ def test_an_unknown_kv_cache_dtype_lists_the_known_ones():
     assert str(err.value) == "unknown KV cache dtype 'fp4'; known: fp32, bf16, fp16, fp8, int8"
 
 
-ALTERNATING = ["sliding_attention", "full_attention"] * 16
+ALTERNATING = ["sliding_attention", "sliding_attention", "full_attention"] * 11
 
 
 @pytest.mark.parametrize(
@@ -184,7 +184,7 @@ ALTERNATING = ["sliding_attention", "full_attention"] * 16
      ({"sliding_window": 4096, "use_sliding_window": False}, 0, 0),
      ({"sliding_window": 4096, "model_type": "gemma2"}, 4096, 16),
      ({"model_type": "gemma2"}, 0, 0),
-     ({"sliding_window": 512, "layer_types": ALTERNATING}, 512, 16)],
+     ({"sliding_window": 512, "layer_types": ALTERNATING}, 512, 22)],
 )  # fmt: skip
 def test_sliding_window_layers_are_read_from_the_config(extra, window, sliding):
     """33 layers: Gemma-2 slides on every even one, 16 of them (a whole number)."""
