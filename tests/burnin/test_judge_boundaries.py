@@ -229,3 +229,12 @@ def test_the_first_later_stretch_always_counts_even_when_the_windows_stop_early(
             w[key] = [w[key][i] for i in keep]
     w["tflops"] = [100.0 if t in (22, 23) else 700.0 for t in w["t_s"]]
     assert judge.throughput(trace, H100) == []
+
+
+def test_clock_event_reasons_not_recorded_say_why():
+    trace = short_trace()
+    del trace["devices"][0]["samples"]["reasons"]
+    trace["unavailable"] = {"reasons": "NVML_ERROR_NOT_SUPPORTED"}
+    with pytest.raises(judge.NotAvailable) as err:
+        judge.slowdown(trace, H100)
+    assert str(err.value) == (f"{GPU0}: clock event reasons not recorded: NVML_ERROR_NOT_SUPPORTED")
