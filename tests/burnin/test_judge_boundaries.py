@@ -15,7 +15,7 @@ import pytest
 from rigcheck.burnin import judge
 from rigcheck.burnin.limits import Limits
 from rigcheck.burnin.synthetic import FAULTS, good_trace
-from rigcheck.spec import load_spec
+from rigcheck.spec import Spec, load_spec
 
 # check -> (headline, advice), as a user reads them under the failure.
 SAYS = {
@@ -238,3 +238,37 @@ def test_clock_event_reasons_not_recorded_say_why():
     with pytest.raises(judge.NotAvailable) as err:
         judge.slowdown(trace, H100)
     assert str(err.value) == (f"{GPU0}: clock event reasons not recorded: NVML_ERROR_NOT_SUPPORTED")
+
+
+def test_slowdown_within_a_class_s_allowance_passes_and_half_failed_readings_still_judge():
+    """A spec may allow some slowdown (the shipped ones allow none): 1 sample of 121 under a
+    5% allowance passes. Exactly half the reason readings failed is not yet "most"."""
+    spec = load_spec("h100")
+    data = copy.deepcopy(spec.data)
+    data["burn_in"]["slowdown_fraction_max"]["value"] = 0.05
+    lenient = Limits(Spec(data, spec.path))
+    trace = short_trace()
+    reasons = trace["devices"][0]["samples"]["reasons"]
+    reasons[30] = ["hw_slowdown"]
+    assert judge.slowdown(trace, lenient) == []
+    assert judge.slowdown(trace, H100) == [
+        f"{GPU0}: hw_slowdown in 1 of 121 samples, first at 15 s"
+    ]
+    trace = short_trace()
+    reasons = trace["devices"][0]["samples"]["reasons"]
+    reasons[: len(reasons) // 2] = [None] * (len(reasons) // 2)
+    reasons.pop()  # 120 readings, 60 failed: half, not more
+    trace["devices"][0]["samples"]["t_s"].pop()
+    for column in ("clock_mhz", "mem_clock_mhz", "power_w", "temperature_c"):
+        trace["devices"][0]["samples"][column].pop()
+    assert judge.slowdown(trace, H100) == []
+
+
+def test_a_final_window_exactly_at_the_end_of_the_load_counts():
+    """GEMM windows only in the baseline and one at the load's last second (50 s)."""
+    trace = short_trace()
+    w = trace["devices"][0]["windows"]
+    keep = [i for i, t in enumerate(w["t_s"]) if t <= 20 or t == 50]
+    for key, values in w.items():
+        w[key] = [values[i] for i in keep]
+    assert judge.throughput(trace, H100) == []
