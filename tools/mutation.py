@@ -146,6 +146,9 @@ def pytest_configure(config):  # added by tools/mutation.py, in its copy only
     if paths and all(p == suites or suites in p.parents for p in paths):
         config.option.importmode = "importlib"
 """
+# pytest's exits that catch a mutant in --recheck: a test failed (1), the tests could not even
+# be collected, e.g. an import-time error (2), pytest itself broke (3).
+CAUGHT = (1, 2, 3)
 STATUS = {1: "killed", 3: "killed", 0: "survived", 5: "no tests", 33: "no tests", 34: "skipped"}
 STATUS |= {36: "timeout", -24: "timeout", 24: "timeout", 152: "timeout", 255: "timeout"}
 STATUS |= {None: "not checked"}
@@ -315,13 +318,13 @@ def recheck(name: str, area: Area) -> list[str]:
             if naming:
                 first = [*command[: command.index("-p") + 2], *naming]
                 tested = subprocess.run(first, cwd=scratch, env=env, capture_output=True, text=True)
-            if tested is None or tested.returncode != 1:
+            if tested is None or tested.returncode not in CAUGHT:
                 tested = subprocess.run(
                     command, cwd=scratch, env=env, capture_output=True, text=True
                 )
-            verdict = "killed" if tested.returncode == 1 else "survives"
+            verdict = "killed" if tested.returncode in CAUGHT else "survives"
             print(f"{name}: {mutant}: {verdict} (pytest exit {tested.returncode})", flush=True)
-            if tested.returncode != 1:
+            if tested.returncode not in CAUGHT:
                 still.append(mutant)
         if original is not None:
             (scratch / file).write_text(original)
