@@ -272,3 +272,28 @@ def test_a_final_window_exactly_at_the_end_of_the_load_counts():
     for key, values in w.items():
         w[key] = [values[i] for i in keep]
     assert judge.throughput(trace, H100) == []
+
+
+def windows_only(trace: dict, keep) -> dict:
+    w = trace["devices"][0]["windows"]
+    kept = [i for i, t in enumerate(w["t_s"]) if keep(t)]
+    for key, values in w.items():
+        w[key] = [values[i] for i in kept]
+    return w
+
+
+def test_the_last_baseline_window_is_not_also_a_later_one():
+    """Baseline 5-20 s at ~700 TFLOP/s, then one window at 21 s at 100: judged alone."""
+    trace = short_trace()
+    w = windows_only(trace, lambda t: t <= 21)
+    w["tflops"][-1] = 100.0
+    (problem,) = judge.throughput(trace, H100)
+    assert problem.startswith(f"{GPU0}: 100.00 TFLOP/s around 21 s, 86% below its first 15 s")
+
+
+def test_no_window_after_the_baseline_cannot_be_judged():
+    trace = short_trace()
+    windows_only(trace, lambda t: t <= 20)
+    with pytest.raises(judge.CannotJudge) as err:
+        judge.throughput(trace, H100)
+    assert str(err.value) == f"{GPU0}: too few GEMM windows to compare (16)"

@@ -215,3 +215,11 @@ def test_a_config_that_is_no_decoder_says_what_to_do():
 def test_a_multimodal_config_is_read_through_its_text_config():
     inner = HF_CONFIGS["llama-7b"]
     assert from_hf_config({"model_type": "llava", "text_config": inner}) == from_hf_config(inner)
+
+
+def test_gpt2_trains_with_dropout_masks_in_its_activations():
+    """GPT-2's presets keep dropout (1-byte masks per activation): more activation memory
+    than the same model without it."""
+    job = Job(arch=preset("gpt2"), batch=4, seq=1024)
+    without = replace(job, arch=replace(preset("gpt2"), dropout=False))
+    assert estimate(job).activations_bytes > estimate(without).activations_bytes
