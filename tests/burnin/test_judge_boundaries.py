@@ -92,16 +92,24 @@ SAYS = {
 
 
 def every_fault() -> dict:
+    """Every synthetic fault, and two more: a GPU's clock far below the floor, a row remap."""
     trace = copy.deepcopy(good_trace())
     for fault, *_ in FAULTS.values():
         fault(trace)
+    slow = trace["devices"][2]["samples"]
+    slow["clock_mhz"] = [100 for _ in slow["clock_mhz"]]
+    trace["devices"][3]["counters_after"]["remapped_rows_uncorrectable"] += 1
     return trace
 
 
 def test_each_failing_check_gives_its_headline_and_advice(judge_trace):
     _, cases = judge_trace(every_fault(), gpus=5)
     failed = {name: case for name, case in cases.items() if case.outcome == "failed"}
-    expected = {name for _, name, also in FAULTS.values()} | {"test_every_device_loaded"}
+    expected = {name for _, name, also in FAULTS.values()} | {
+        "test_every_device_loaded",
+        "test_sustained_clock_above_class_floor",
+        "test_no_new_row_remaps",
+    }
     assert expected <= set(failed), sorted(failed)
     for name, case in failed.items():
         headline, advice = SAYS[name]

@@ -223,3 +223,18 @@ def test_gpt2_trains_with_dropout_masks_in_its_activations():
     job = Job(arch=preset("gpt2"), batch=4, seq=1024)
     without = replace(job, arch=replace(preset("gpt2"), dropout=False))
     assert estimate(job).activations_bytes > estimate(without).activations_bytes
+
+
+def test_gpt2_s_fused_attention_matrix_takes_one_adapter():
+    """LoRA on GPT-2's c_attn (one h x 3h matrix): r x 4h per layer, not r x 6h for q, k, v."""
+    job = Job(arch=preset("gpt2"), method="lora", lora_targets="all-linear", seq=1024)
+    split = replace(job, arch=replace(preset("gpt2"), fused_qkv=False))
+    assert estimate(job).trainable_params < estimate(split).trainable_params
+
+
+def test_a_preset_s_sequence_limit_comes_from_its_config():
+    with pytest.raises(ConfigError) as err:
+        estimate(Job(arch=preset("llama-7b"), seq=4096))
+    assert str(err.value) == (
+        "--seq 4096 is longer than the model's 2048 positions (max_position_embeddings)"
+    )
