@@ -232,7 +232,8 @@ def judge(outcomes: list[tuple[str, str, str]], areas: dict[str, str], started: 
         for test in (
             re.findall(r"^FAILED (.+?)(?: - |$)", output, re.M) if status == "caught" else []
         ):
-            killers.setdefault(areas[mutant], set()).add(test)
+            if test.startswith("tests/"):  # not the suite's own lines a pytester run printed
+                killers.setdefault(areas[mutant], set()).add(test)
     for area, tests in killers.items():  # a test failing without a mutant catches every one
         workdir = WORK / "ci" / area / "mutants"
         env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"CI": "1"}
