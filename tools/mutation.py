@@ -45,8 +45,15 @@ MUTMUT = Path(sys.executable).with_name("mutmut")
 class Area:
     files: tuple[str, ...]  # glob patterns, relative to the checkout
     tests: tuple[str, ...]  # the self-tests that decide them
+    # Tests that run pytest in a subprocess elsewhere: under mutmut's stats run they inherit
+    # MUTANT_UNDER_TEST=stats and fail looking for its config, and no mutant reaches them.
+    deselect: tuple[str, ...] = ()
 
 
+MEMORY_TESTS = """activations estimate fit_cli frameworks hf_config inference lora model_state
+plan presets seed_rules units judged_boundaries deepspeed_estimators"""
+MEMORY_MODULES = """activations architecture estimate frameworks hf_config inference lora
+model_state optimizers parallel plan plugin precision presets quantization sharding units"""
 AREAS = {
     "verdict": Area(
         ("rigcheck/verdict.py",),
@@ -78,9 +85,11 @@ AREAS = {
             "tests/distributed/test_hang_diagnosis.py",
         ),
     ),
+    # The recorded-node replays (tests/distributed/test_dist_replays.py) judge topology too,
+    # far from its edges; at ~30 s a mutant that survives them, they stay out of the selection.
     "topology": Area(
         ("suites/distributed/test_topology.py",),
-        ("tests/distributed/test_dist_replays.py", "tests/boundaries/test_collective_rules.py"),
+        ("tests/boundaries/test_topology_rules.py", "tests/boundaries/test_collective_rules.py"),
     ),
     # The judging helpers the fact checks call (typed.py: what a fact may hold; limits.py: the
     # spec's health limits) are mutated with them. The tests are the ones that decide the checks
@@ -107,12 +116,40 @@ AREAS = {
         ),
     ),
     "spec-detect": Area(
-        ("rigcheck/spec.py", "rigcheck/detect.py"),
-        ("tests/spec", "tests/foundation/test_detect.py", "tests/replay/test_class_selection.py"),
+        ("rigcheck/spec.py", "rigcheck/spec_meaning.py", "rigcheck/detect.py"),
+        (
+            "tests/spec",
+            "tests/foundation/test_detect.py",
+            "tests/replay/test_class_selection.py",
+        ),
+        ("tests/spec/test_spec_meaning.py::test_a_bad_spec_file_is_a_usage_error_under_pytest",),
     ),
+    # The fast tests that decide the estimates; the test_real_* files (torch models, a
+    # two-rank FSDP step: ~20 s) and DeepSpeed's estimators agree with them, and cost a
+    # minute per stats run, so they stay out of the per-mutant selection.
+    # The estimate and the --plan check; the `rigcheck fit` command line and its table
+    # (memory/cli.py, memory/report.py: 900 mutants of argument parsing and column titles)
+    # are the memory-cli area.
     "memory": Area(
-        ("rigcheck/memory/*.py", "suites/memory/*.py"),
-        ("tests/memory",),
+        (*(f"rigcheck/memory/{m}.py" for m in MEMORY_MODULES.split()), "suites/memory/*.py"),
+        tuple(f"tests/memory/test_{name}.py" for name in MEMORY_TESTS.split()),
+        (
+            "tests/memory/test_fit_cli.py::test_the_rigcheck_command_runs_fit",
+            "tests/memory/test_plan.py::test_small_plan_fits_the_cpu_class_live",
+        ),
+    ),
+    "memory-cli": Area(
+        ("rigcheck/memory/cli.py", "rigcheck/memory/report.py"),
+        ("tests/memory/test_fit_cli.py", "tests/memory/test_estimate.py"),
+        ("tests/memory/test_fit_cli.py::test_the_rigcheck_command_runs_fit",),
+    ),
+    "burnin": Area(
+        ("rigcheck/burnin/judge.py", "suites/burnin/*.py"),
+        (
+            "tests/burnin/test_judges.py",
+            "tests/burnin/test_replay_faults.py",
+            "tests/burnin/test_judge_boundaries.py",
+        ),
     ),
 }
 # Appended to the copy's conftest.py (never the checkout's). The self-tests run the suites
@@ -129,6 +166,9 @@ def pytest_configure(config):  # added by tools/mutation.py, in its copy only
     if paths and all(p == suites or suites in p.parents for p in paths):
         config.option.importmode = "importlib"
 """
+# pytest's exits that catch a mutant in --recheck: a test failed (1), the tests could not even
+# be collected, e.g. an import-time error (2), pytest itself broke (3).
+CAUGHT = (1, 2, 3)
 STATUS = {1: "killed", 3: "killed", 0: "survived", 5: "no tests", 33: "no tests", 34: "skipped"}
 STATUS |= {36: "timeout", -24: "timeout", 24: "timeout", 152: "timeout", 255: "timeout"}
 STATUS |= {None: "not checked"}
@@ -192,8 +232,10 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"    {survivor}")
         return 0
     if args.recheck:
-        still = {name: recheck(name, AREAS[name]) for name in plan}
-        (WORK / "recheck.json").write_text(json.dumps(still, indent=1) + "\n")
+        for name in plan:
+            still = recheck(name, AREAS[name])
+            (WORK / f"recheck-{name}.json").write_text(json.dumps(still, indent=1) + "\n")
+            print(f"{name}: {len(still)} survivors the tests still miss: {', '.join(still)}")
         return 0
     deadline = time.monotonic() + args.budget
     summary = {}
@@ -233,7 +275,7 @@ def run_area(name: str, files: list[str], area: Area, budget: float, args) -> di
     workdir = WORK / name
     if not (args.resume and (workdir / "mutants").exists()):
         copy_checkout(workdir)
-        write_config(workdir / "pyproject.toml", files, area.tests)
+        write_config(workdir / "pyproject.toml", files, area)
         with open(workdir / "conftest.py", "a") as conftest:
             conftest.write(IMPORT_SUITES_BY_PATH)
     env = {**os.environ, "CI": "1", "RIGCHECK_REPORT_DIR": str(workdir / "reports")}
@@ -263,15 +305,17 @@ def recheck(name: str, area: Area) -> list[str]:
     if not (workdir / "mutants").exists():
         return []
     survivors = tally(workdir, planned([name], None)[name])["survivors"]
-    scratch = WORK / "recheck"
+    scratch = WORK / f"recheck-{name}"  # areas can be rechecked side by side
     copy_checkout(scratch)
     env = {**os.environ, "CI": "1", "RIGCHECK_REPORT_DIR": str(scratch / "reports")}
     env["PYTHONPATH"] = str(scratch)
     command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider"]
-    command = ["nice", "-n", "10", *command, *area.tests]
+    command = ["nice", "-n", "10", *command, *present(scratch, area.tests)]
     clean = subprocess.run(command, cwd=scratch, env=env, capture_output=True, text=True)
     if survivors and clean.returncode != 0:  # else every mutant would look killed
         sys.exit(f"{name}: the tests fail without a mutant:\n{clean.stdout[-3000:]}")
+    since = [f for f in naming_files(scratch, present(scratch, area.tests), "")
+             if not (workdir / f).exists()]  # fmt: skip
     still = []
     for mutant in survivors:
         shown = subprocess.run(
@@ -280,22 +324,55 @@ def recheck(name: str, area: Area) -> list[str]:
         diff = shown[shown.index("--- ") :] if "--- " in shown else ""
         file = diff.splitlines()[0].removeprefix("--- ").strip() if diff else ""
         original = (scratch / file).read_text() if file else None
-        patched = subprocess.run(
-            ["patch", "-p0", "--no-backup-if-mismatch", "-s"],
-            cwd=scratch, input=diff, capture_output=True, text=True,
-        )  # fmt: skip
-        if not diff or patched.returncode != 0:
+        patched = applied(original, diff) if original is not None else None
+        if patched is None:
             print(f"{name}: {mutant}: cannot apply its diff; counted as surviving")
             still.append(mutant)
         else:
-            tested = subprocess.run(command, cwd=scratch, env=env, capture_output=True, text=True)
-            verdict = "killed" if tested.returncode == 1 else "survives"
+            (scratch / file).write_text(patched)
+            tested = None
+            # First the test files that name its function and those written since the run:
+            # quick, and where most kills are.
+            naming = naming_files(scratch, present(scratch, area.tests), mutant)
+            naming += [f for f in since if f not in naming]
+            if naming:
+                first = [*command[: command.index("-p") + 2], *naming]
+                tested = subprocess.run(first, cwd=scratch, env=env, capture_output=True, text=True)
+            if tested is None or tested.returncode not in CAUGHT:
+                tested = subprocess.run(
+                    command, cwd=scratch, env=env, capture_output=True, text=True
+                )
+            verdict = "killed" if tested.returncode in CAUGHT else "survives"
             print(f"{name}: {mutant}: {verdict} (pytest exit {tested.returncode})", flush=True)
-            if tested.returncode != 1:
+            if tested.returncode not in CAUGHT:
                 still.append(mutant)
         if original is not None:
             (scratch / file).write_text(original)
     return still
+
+
+def applied(text: str, diff: str) -> str | None:
+    """`text` with mutmut's one-hunk diff applied, or None where its lines are not found once.
+    (Its hunk is numbered from the function, not the file: `patch` anchors a hunk "at line 1"
+    to the file's start and refuses it.)"""
+    body = [row for row in diff.splitlines()[2:] if not row.startswith("@@")]
+    before = "\n".join(row[1:] for row in body if not row.startswith("+")) + "\n"
+    after = "\n".join(row[1:] for row in body if not row.startswith("-")) + "\n"
+    return text.replace(before, after) if text.count(before) == 1 else None
+
+
+def naming_files(root: Path, tests: list[str], mutant: str) -> list[str]:
+    """The test files of a selection (under `root`) that name the mutant's function ('x_f',
+    'xǁClassǁf' -> 'f', without leading underscores)."""
+    function = mutant.rpartition(".")[2].split("__mutmut_")[0].split("ǁ")[-1]
+    function = function.removeprefix("x_").lstrip("_")
+    files = []
+    for arg in tests:
+        path = root / arg.split("::")[0]
+        if arg.startswith("-") or "::" in arg or not path.exists():
+            continue
+        files += sorted(path.rglob("test_*.py")) if path.is_dir() else [path]
+    return [str(f.relative_to(root)) for f in files if function in f.read_text()]
 
 
 def sample_patterns(percent: int) -> list[str]:
@@ -318,12 +395,22 @@ def copy_checkout(workdir: Path) -> None:
             shutil.copy2(source, workdir / file)
 
 
-def write_config(pyproject: Path, files: list[str], tests: tuple[str, ...]) -> None:
+def present(root: Path, tests: tuple[str, ...]) -> list[str]:
+    """The area's test paths that exist (a test file may be added after the area was named)."""
+    return [t for t in tests if (root / t.split("::")[0]).exists()]
+
+
+def write_config(pyproject: Path, files: list[str], area: Area) -> None:
     """The shared [tool.mutmut] section, narrowed to this area's files and tests."""
     text = pyproject.read_text()
     config = tomllib.loads(text).get("tool", {}).get("mutmut", {})
     config["only_mutate"] = files
-    config["pytest_add_cli_args_test_selection"] = list(tests)
+    # The spec tests read the README's class table; a copy must carry it.
+    config["also_copy"] = sorted({*config.get("also_copy", []), "README.md"})
+    selection = present(pyproject.parent, area.tests)
+    config["pytest_add_cli_args_test_selection"] = selection + [
+        arg for test in area.deselect for arg in ("--deselect", test)
+    ]
     kept, inside = [], False
     for row in text.splitlines():
         if row.startswith("["):
