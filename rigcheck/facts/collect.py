@@ -18,33 +18,44 @@ from rigcheck.facts.kernel_log import probe_kernel_log, window_from_env
 from rigcheck.facts.nvml import probe_nvidia
 from rigcheck.facts.probe import CommandRunner, error_record, is_error
 from rigcheck.facts.snapshot import SCHEMA_VERSION, Facts
-from rigcheck.facts.software import probe_nvcc, probe_torch_process
+from rigcheck.facts.software import probe_nvcc
 from rigcheck.facts.topology import probe_topology
+from rigcheck.facts.torch_process import TorchProbe
 
 
-def collect_facts(run: CommandRunner | None = None, xid_window_s: int | None = None) -> Facts:
-    """xid_window_s: only Xid events this recent (default: RIGCHECK_XID_WINDOW, else since boot)."""
+def collect_facts(
+    run: CommandRunner | None = None,
+    xid_window_s: int | None = None,
+    torch_probe: TorchProbe | None = None,
+) -> Facts:
+    """xid_window_s: only Xid events this recent (default: RIGCHECK_XID_WINDOW, else since boot).
+
+    torch_probe: one already started (the CLI starts it before its own imports); else started
+    here. Its child imports torch while NVML is read, and touches no GPU until NVML is done.
+    """
     run = run or CommandRunner()
     started = time.monotonic()
-    torch_side = probe_torch_process()
-    torch_facts = torch_side.get("torch", {})
-    driver, nvidia = probe_nvidia()
+    torch_probe = torch_probe or TorchProbe()
+    driver, nvidia = probe_nvidia()  # before any CUDA context of ours: idle clocks, no stray pid
+    torch_probe.release()
     data = {
         "schema_version": SCHEMA_VERSION,
         "origin": _origin(),
         "host": probe_host(run),
-        "software": {
-            "torch": torch_facts,
-            "flash_attn": _from_torch_side(torch_side, "flash_attn"),
-            "nvidia_driver": driver,
-            "nvcc": probe_nvcc(run),
-        },
-        "devices": nvidia or _other_devices(run, torch_facts),
-        "smoke": _from_torch_side(torch_side, "smoke"),
+        "software": {"nvidia_driver": driver, "nvcc": probe_nvcc(run)},
         "topology": probe_topology(),
         "kernel_log": window_from_env(lambda w: probe_kernel_log(run, w), xid_window_s),
         "host_limits": probe_host_limits(),
     }
+    torch_side = torch_probe.result()
+    torch_facts = torch_side.get("torch", {})
+    data["software"] = {
+        "torch": torch_facts,
+        "flash_attn": _from_torch_side(torch_side, "flash_attn"),
+        **data["software"],
+    }
+    data["devices"] = nvidia or _other_devices(run, torch_facts)
+    data["smoke"] = _from_torch_side(torch_side, "smoke")
     data["fabric"] = probe_fabric(data["devices"])
     data["origin"]["collect_seconds"] = round(time.monotonic() - started, 2)
     return Facts(data)
