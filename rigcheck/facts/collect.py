@@ -14,6 +14,7 @@ from rigcheck.facts.apple import is_apple_silicon, probe_apple_device
 from rigcheck.facts.fabric import probe_fabric
 from rigcheck.facts.host import probe_host
 from rigcheck.facts.host_limits import probe_host_limits
+from rigcheck.facts.iommu_devices import probe_iommu_devices
 from rigcheck.facts.kernel_log import probe_kernel_log, window_from_env
 from rigcheck.facts.nvml import probe_nvidia
 from rigcheck.facts.probe import CommandRunner, error_record, is_error
@@ -57,6 +58,7 @@ def collect_facts(
     data["devices"] = nvidia or _other_devices(run, torch_facts)
     data["smoke"] = _from_torch_side(torch_side, "smoke")
     data["fabric"] = probe_fabric(data["devices"])
+    data["host_limits"]["iommu_devices"] = probe_iommu_devices(data["devices"])
     data["origin"]["collect_seconds"] = round(time.monotonic() - started, 2)
     return Facts(data)
 

@@ -29,6 +29,7 @@ from rigcheck.facts.snapshot import SCHEMA_VERSION, Facts
 from rigcheck.facts.synthetic_health import (
     device_counters,
     host_limits_for,
+    iommu_devices_for,
     kernel_log,
     sized_for_gpus,
 )
@@ -237,7 +238,10 @@ def synthetic_snapshot(spec: Spec, gpus: int | None = None) -> dict[str, Any]:
         "smoke": smoke,
         "topology": topology,
         "kernel_log": kernel_log(host["os"]),
-        "host_limits": host_limits_for(host),
+        "host_limits": {
+            **host_limits_for(host),
+            "iommu_devices": iommu_devices_for(host["os"], devices),
+        },
     }
 
 

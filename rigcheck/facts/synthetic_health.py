@@ -147,3 +147,15 @@ def sized_for_gpus(host: dict[str, Any], gpus: int) -> dict[str, Any]:
         "memory_total_bytes": host["memory_total_bytes"] + extra,
         "memory_available_bytes": host["memory_available_bytes"] + extra,
     }
+
+
+def iommu_devices_for(os_name: str, devices: list[dict[str, Any]]) -> Any:
+    """iommu_devices.probe_iommu_devices's record: the IOMMU off (host_limits above has no
+    groups), so no group holds any GPU; the RDMA NICs are not modelled."""
+    if os_name != "Linux":
+        return error_record("/sys/bus/pci/devices does not exist (not Linux?)")
+    return [
+        {"role": "gpu", "name": f"GPU {d['index']}", "bus_id": d["pci"]["bus_id"],
+         "group": None, "type": None}
+        for d in devices
+    ]  # fmt: skip

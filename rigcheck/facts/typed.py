@@ -18,6 +18,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from rigcheck.facts.iommu_devices import DOMAIN_TYPES
+
 # What tools print where they have no value: never a value a check may judge.
 PLACEHOLDERS = {
     "",
@@ -278,6 +280,17 @@ TYPES: dict[str, FactType] = {
     "host_limits.iommu": _t("object", "the IOMMU's groups and boot flags"),
     "host_limits.iommu.groups": _t("count", "IOMMU groups: 0 when the IOMMU is off"),
     "host_limits.iommu.cmdline": _t("list", "the IOMMU boot flags", items="text"),
+    "host_limits.iommu_devices.*.name": _t("text", "the GPU or RDMA NIC the IOMMU entry is for"),
+    "host_limits.iommu_devices.*.bus_id": _t("text", "the device's PCI address"),
+    "host_limits.iommu_devices.*.group": _t(
+        "count", "the device's IOMMU group (null: none)", nullable=True
+    ),
+    "host_limits.iommu_devices.*.type": _t(
+        "choice",
+        "the DMA domain type of the device's IOMMU group (null: no IOMMU group)",
+        nullable=True,
+        choices=DOMAIN_TYPES,
+    ),
 }
 
 

@@ -2,6 +2,8 @@
 
 import pytest
 
+from rigcheck.facts.iommu_devices import TRANSLATED
+from rigcheck.facts.probe import is_error
 from rigcheck.facts.typed import VIRT_VMS
 from rigcheck.limits import health_limit, newer_fact
 from rigcheck.require import fact
@@ -84,13 +86,46 @@ def test_iommu_not_translating_p2p(spec, facts, expected_gpus):
         pytest.skip("a VM: the hypervisor, not this kernel, decides the IOMMU mode")
     newer_fact(facts, "host_limits.iommu")
     groups = fact(facts, "host_limits.iommu.groups")
+    by_type = _iommu_domain_types(facts, groups)
+    if by_type is not None:  # the kernel said what it did for each device: judge that
+        translated = [f"{name} ({kind})" for name, kind in by_type if kind in TRANSLATED]
+        assert not translated, (
+            f"the IOMMU translates DMA of {', '.join(translated)}: GPU peer-to-peer over PCIe is "
+            f"{IOMMU_ADVICE}"
+        )
+        return
     flags = fact(facts, "host_limits.iommu.cmdline")
     # iommu.passthrough=1 is the generic spelling of iommu=pt (kernel-parameters.txt)
     off = ("iommu=pt", "iommu.passthrough=1", "intel_iommu=off", "amd_iommu=off", "iommu=off")
     passthrough = any(flag in off for flag in flags)
     assert groups == 0 or passthrough, (
-        f"the IOMMU translates DMA ({groups} groups, boot flags {', '.join(flags) or 'none'}): "
-        "GPU peer-to-peer over PCIe is redirected through the root complex or blocked, and NCCL "
-        "hangs or slows down. Boot with iommu=pt (or disable the IOMMU in the BIOS) as NCCL's "
-        "troubleshooting guide says."
+        f"the IOMMU translates DMA ({groups} groups, boot flags {', '.join(flags) or 'none'}; "
+        f"no per-device domain type to read): GPU peer-to-peer over PCIe is {IOMMU_ADVICE}"
     )
+
+
+IOMMU_ADVICE = (
+    "redirected through the root complex or blocked, and NCCL hangs or slows down. Boot with "
+    "iommu=pt (or disable the IOMMU in the BIOS) as NCCL's troubleshooting guide says."
+)
+
+
+def _iommu_domain_types(facts, groups: int) -> list[tuple[str, str]] | None:
+    """(device, domain type) for every GPU and RDMA NIC, "none" where no IOMMU group holds it;
+    None when some device's type is unknown (Linux before 5.11, a recording without it, a
+    device without a group while the IOMMU has groups): then the boot flags are judged."""
+    entries = facts.find("host_limits.iommu_devices")
+    if not isinstance(entries, list) or not entries:
+        return None
+    found = []
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, dict) or is_error(entry.get("type")):
+            return None
+        if entry.get("type") is None and (groups > 0 or entry.get("group") is not None):
+            return None
+        path = f"host_limits.iommu_devices.{i}"
+        kind = fact(facts, f"{path}.type")
+        label = f"{fact(facts, f'{path}.name')} {fact(facts, f'{path}.bus_id')}"
+        found.append((label + ("" if kind is None else f", group {fact(facts, f'{path}.group')}"),
+                      kind or "none"))  # fmt: skip
+    return found
