@@ -9,6 +9,7 @@ import time
 from typing import Any
 
 import rigcheck
+from rigcheck.facts.acs import probe_acs
 from rigcheck.facts.amd import amd_devices
 from rigcheck.facts.apple import is_apple_silicon, probe_apple_device
 from rigcheck.facts.fabric import probe_fabric
@@ -59,6 +60,7 @@ def collect_facts(
     data["smoke"] = _from_torch_side(torch_side, "smoke")
     data["fabric"] = probe_fabric(data["devices"])
     data["host_limits"]["iommu_devices"] = probe_iommu_devices(data["devices"])
+    data["host_limits"]["acs"] = probe_acs(data["devices"])
     data["origin"]["collect_seconds"] = round(time.monotonic() - started, 2)
     return Facts(data)
 

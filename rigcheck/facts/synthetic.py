@@ -27,6 +27,7 @@ from rigcheck.facts.nvml import NVLINK_VERSIONS, nvlink_version
 from rigcheck.facts.probe import error_record
 from rigcheck.facts.snapshot import SCHEMA_VERSION, Facts
 from rigcheck.facts.synthetic_health import (
+    acs_for,
     device_counters,
     host_limits_for,
     iommu_devices_for,
@@ -241,6 +242,7 @@ def synthetic_snapshot(spec: Spec, gpus: int | None = None) -> dict[str, Any]:
         "host_limits": {
             **host_limits_for(host),
             "iommu_devices": iommu_devices_for(host["os"], devices),
+            "acs": acs_for(host, devices),
         },
     }
 

@@ -159,3 +159,20 @@ def iommu_devices_for(os_name: str, devices: list[dict[str, Any]]) -> Any:
          "group": None, "type": None}
         for d in devices
     ]  # fmt: skip
+
+
+def acs_for(host: dict[str, Any], devices: list[dict[str, Any]]) -> Any:
+    """acs.probe_acs's record, as root records it: on bare metal each GPU behind its own PCIe
+    switch downstream port (the bus below the GPU's, a representative address) with ACS
+    redirect off, as NCCL asks; in a VM the GPUs sit on the virtual root bus, under no switch."""
+    if host["os"] != "Linux":
+        return error_record("/sys/bus/pci/devices does not exist (not Linux?)")
+    if host["virtualization"] not in ("none", "none detected"):
+        return {"ports": []}
+    ports = []
+    for d in devices:
+        domain, bus, rest = d["pci"]["bus_id"].split(":")
+        port = f"{domain}:{int(bus, 16) - 1:02x}:{rest}"
+        ports.append({"bus_id": port, "devices": [f"GPU {d['index']}"], "control": 0,
+                      "redirect": []})  # fmt: skip
+    return {"ports": ports}

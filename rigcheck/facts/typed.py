@@ -291,6 +291,15 @@ TYPES: dict[str, FactType] = {
         nullable=True,
         choices=DOMAIN_TYPES,
     ),
+    "host_limits.acs": _t("object", "ACS on the PCIe switch ports above the GPUs (root reads it)"),
+    "host_limits.acs.ports": _t("list", "the switch ports above the GPUs and RDMA NICs"),
+    "host_limits.acs.ports.*.bus_id": _t("text", "the switch port's PCI address"),
+    "host_limits.acs.ports.*.devices": _t(
+        "list", "the GPUs and NICs below the port", items="text", empty_ok=False
+    ),
+    "host_limits.acs.ports.*.redirect": _t(
+        "list", "the ACS bits that send peer-to-peer traffic upstream", items="text"
+    ),
 }
 
 

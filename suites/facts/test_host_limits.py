@@ -129,3 +129,28 @@ def _iommu_domain_types(facts, groups: int) -> list[tuple[str, str]] | None:
         found.append((label + ("" if kind is None else f", group {fact(facts, f'{path}.group')}"),
                       kind or "none"))  # fmt: skip
     return found
+
+
+def test_acs_not_redirecting_p2p(spec, facts, expected_gpus):
+    _linux(spec)
+    rdma = facts.find("host_limits.rdma_devices")
+    if spec.backend == "cpu" or (expected_gpus < 2 and not (isinstance(rdma, int) and rdma)):
+        pytest.skip("one GPU and no RDMA NIC: no peer-to-peer traffic for ACS to redirect")
+    if fact(facts, "host.virtualization") in VIRT_VMS:
+        pytest.skip("a VM: the hypervisor's PCIe topology, not this guest's, decides ACS")
+    if facts.origin.get("kind") == "recorded" and facts.find("host_limits.acs") is None:
+        pytest.skip("ACS is not in this recording (an older rigcheck): record it again as root")
+    ports = fact(facts, "host_limits.acs.ports")  # not root: fails with how to read it
+    redirected = []
+    for i in range(len(ports)):
+        bits = fact(facts, f"host_limits.acs.ports.{i}.redirect")
+        if bits:
+            below = ", ".join(fact(facts, f"host_limits.acs.ports.{i}.devices"))
+            port = fact(facts, f"host_limits.acs.ports.{i}.bus_id")
+            redirected.append(f"switch port {port} above {below}: {'+ '.join(bits)}+")
+    assert not redirected, (
+        f"PCIe ACS redirects peer-to-peer traffic to the root complex: {'; '.join(redirected)}. "
+        "GPU-to-GPU copies and GPUDirect RDMA through the switch slow down or hang. Disable ACS "
+        "in the BIOS, or at boot with `setpci -s <port> ECAP_ACS+0x6.w=0000` on each port as "
+        "NCCL's troubleshooting guide shows; on a rented machine, ask the provider."
+    )
