@@ -43,6 +43,13 @@ def device_counters(spec: Spec, board: Any, virtualized: bool) -> dict[str, Any]
             "default_mem_mhz": board.mem_max_mhz,
         },
         "temperature_thresholds": dict(THRESHOLDS),
+        # nvmlDeviceGetClock: every id equals the maximum SM clock on a datacenter board, as
+        # `nvidia-smi -q -d CLOCK` shows on A100 and H100; GeForce answers Not Supported.
+        "clock_limits": None if geforce else {
+            "sm_app_target_mhz": board.sm_max_mhz,
+            "sm_app_default_mhz": board.sm_max_mhz,
+            "sm_customer_boost_max_mhz": board.sm_max_mhz,
+        },
     }  # fmt: skip
 
 

@@ -243,6 +243,15 @@ TYPES: dict[str, FactType] = {
         "count", "the board's default memory applications clock", unit="MHz"
     ),
     "devices.*.temperature_c": _t("count", "the GPU's temperature now", unit="C"),
+    "devices.*.clocks": _t("object", "the GPU's clocks now and their maxima"),
+    "devices.*.clocks.sm_max_mhz": _t("count", "the board's maximum SM clock", unit="MHz"),
+    "devices.*.clock_limits": _t("object", "the SM clock ceilings NVML states"),
+    "devices.*.clock_limits.sm_customer_boost_max_mhz": _t(
+        "count",
+        "the highest SM clock the board may boost to (null: not reported)",
+        unit="MHz",
+        nullable=True,
+    ),
     "devices.*.temperature_thresholds": _t("object", "where the GPU slows and shuts down"),
     "devices.*.temperature_thresholds.slowdown_c": _t(
         "count", "where the GPU slows itself down", unit="C"
