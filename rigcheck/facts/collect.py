@@ -32,8 +32,8 @@ def collect_facts(
 ) -> Facts:
     """xid_window_s: only Xid events this recent (default: RIGCHECK_XID_WINDOW, else since boot).
 
-    torch_probe: one already started (the CLI starts it before its own imports); else started
-    here. Its child imports torch while NVML is read, and touches no GPU until NVML is done.
+    torch_probe: one the caller started already (tests pass a stand-in); else started here.
+    Its child imports torch while NVML is read, and touches no GPU until NVML is done.
     """
     run = run or CommandRunner()
     started = time.monotonic()
