@@ -119,6 +119,9 @@ def probe_flash_attn() -> dict[str, Any]:
 
 
 def run_smoke_tests(torch, flash_attn: dict[str, Any]) -> dict[str, Any]:
+    # The CPU smoke checks an answer, not speed: one thread, so no OpenMP pool is started that
+    # spins on every core until the probe exits (about 0.1 s of CPU on a loaded host).
+    torch.set_num_threads(1)
     smoke: dict[str, Any] = {"cpu_bf16_matmul": guarded(lambda: _bf16_matmul(torch, "cpu"))}
     if torch.cuda.is_available():
         n = torch.cuda.device_count()
