@@ -30,7 +30,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         from rigcheck.check import run
 
         return run(argv[1:])
-    parser = build_parser()
+    # `rigcheck facts` is timed against torch's collect_env (issue 12): it skips importing the
+    # other subcommands' modules (pytest, rich, the report writers) that it never runs.
+    parser = build_parser(only_facts=argv[:1] == ["facts"])
     args = parser.parse_args(argv)
     try:
         return args.func(args)
@@ -46,7 +48,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only_facts: bool = False) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rigcheck", description=__doc__)
     parser.add_argument("--version", action="version", version=f"rigcheck {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -65,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     facts.set_defaults(func=run_facts)
 
-    for name in SUBCOMMAND_MODULES:
+    for name in [] if only_facts else SUBCOMMAND_MODULES:
         importlib.import_module(name).add_parser(sub)
     return parser
 

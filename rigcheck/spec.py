@@ -6,9 +6,7 @@ import json
 import os
 from functools import cache
 from pathlib import Path
-from typing import Any
-
-import jsonschema
+from typing import TYPE_CHECKING, Any
 
 from rigcheck.errors import SpecError, UnknownClassError
 from rigcheck.layout import SPEC_DIR
@@ -18,6 +16,9 @@ from rigcheck.spec_meaning import (
     non_finite_problems,
     read_strict,
 )
+
+if TYPE_CHECKING:  # loaded where a file is validated: `rigcheck facts` never needs it
+    import jsonschema
 
 SCHEMA_FILE = SPEC_DIR / "spec.schema.json"  # the schema always comes from the checkout
 GIB = 2**30
@@ -107,6 +108,8 @@ def load_spec_file(path: Path) -> Spec:
     except SpecFileUnreadable as exc:
         raise SpecError(f"{path}: {exc}") from None
     _refuse(path, non_finite_problems(data))
+    import jsonschema
+
     error = jsonschema.exceptions.best_match(_validator().iter_errors(data))
     if error is not None:
         raise SpecError(f"{path}: invalid spec {_one_line(_describe(error))}")
@@ -138,6 +141,8 @@ def _describe(error: jsonschema.ValidationError) -> str:
 
 @cache
 def _validator() -> jsonschema.Draft202012Validator:
+    import jsonschema
+
     schema = json.loads(SCHEMA_FILE.read_text())
     jsonschema.Draft202012Validator.check_schema(schema)
     return jsonschema.Draft202012Validator(schema)

@@ -7,7 +7,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from rigcheck.facts import counters
+from rigcheck.facts import clock_limits, counters
 
 AER_LINES = {  # the per-type lines the kernel writes before the total (drivers/pci/pcie/aer.c)
     "correctable": ["RxErr", "BadTLP", "BadDLLP", "Rollover", "Timeout", "TOTAL_ERR_COR"],
@@ -53,7 +53,11 @@ def add_counter_fakes(nvml: Any, device: dict[str, Any]) -> Any:
     states = {name: code for code, name in counters.FABRIC_STATES.items()}
     fw, clocks = device["firmware"], device["applications_clocks"]
     temps = device["temperature_thresholds"]
+    limits = device["clock_limits"]
+    for name, const in clock_limits.CLOCK_IDS.items():
+        setattr(nvml, const, name)  # the id is the name the probe stores the clock under
     nvml.__dict__.update(
+        nvmlDeviceGetClock=lambda h, clock, clock_id: need(need(limits)[clock_id]),
         NVML_MEMORY_LOCATION_DRAM="dram",
         NVML_MEMORY_LOCATION_SRAM="sram",
         NVML_INFOROM_OEM="oem",

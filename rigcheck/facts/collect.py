@@ -9,45 +9,60 @@ import time
 from typing import Any
 
 import rigcheck
+from rigcheck.facts.acs import probe_acs
 from rigcheck.facts.amd import probe_amd
 from rigcheck.facts.apple import is_apple_silicon, probe_apple_device
 from rigcheck.facts.fabric import probe_fabric
 from rigcheck.facts.host import probe_host
 from rigcheck.facts.host_limits import probe_host_limits
+from rigcheck.facts.iommu_devices import probe_iommu_devices
 from rigcheck.facts.kernel_log import probe_kernel_log, window_from_env
 from rigcheck.facts.nvml import probe_nvidia
 from rigcheck.facts.probe import CommandRunner, error_record, is_error
 from rigcheck.facts.snapshot import SCHEMA_VERSION, Facts
-from rigcheck.facts.software import probe_nvcc, probe_torch_process
+from rigcheck.facts.software import probe_nvcc
 from rigcheck.facts.topology import probe_topology
+from rigcheck.facts.torch_process import TorchProbe
 
 
-def collect_facts(run: CommandRunner | None = None, xid_window_s: int | None = None) -> Facts:
-    """xid_window_s: only Xid events this recent (default: RIGCHECK_XID_WINDOW, else since boot)."""
+def collect_facts(
+    run: CommandRunner | None = None,
+    xid_window_s: int | None = None,
+    torch_probe: TorchProbe | None = None,
+) -> Facts:
+    """xid_window_s: only Xid events this recent (default: RIGCHECK_XID_WINDOW, else since boot).
+
+    torch_probe: one the caller started already (tests pass a stand-in); else started here.
+    Its child imports torch while NVML is read, and touches no GPU until NVML is done.
+    """
     run = run or CommandRunner()
     started = time.monotonic()
-    torch_side = probe_torch_process()
-    torch_facts = torch_side.get("torch", {})
-    driver, nvidia = probe_nvidia()
-    devices, amd = (nvidia, {}) if nvidia else _other_devices(run, torch_facts)
+    torch_probe = torch_probe or TorchProbe()
+    driver, nvidia = probe_nvidia()  # before any CUDA context of ours: idle clocks, no stray pid
+    torch_probe.release()
     data = {
         "schema_version": SCHEMA_VERSION,
         "origin": _origin(),
         "host": probe_host(run),
-        "software": {
-            "torch": torch_facts,
-            "flash_attn": _from_torch_side(torch_side, "flash_attn"),
-            "nvidia_driver": driver,
-            "nvcc": probe_nvcc(run),
-            "rocm": amd.get("rocm"),  # None off ROCm (rigcheck/facts/rocm.py)
-        },
-        "devices": devices,
-        "smoke": _from_torch_side(torch_side, "smoke"),
-        "topology": amd["topology"] if "topology" in amd else probe_topology(),
+        "software": {"nvidia_driver": driver, "nvcc": probe_nvcc(run)},
         "kernel_log": window_from_env(lambda w: probe_kernel_log(run, w), xid_window_s),
         "host_limits": probe_host_limits(),
     }
+    torch_side = torch_probe.result()
+    torch_facts = torch_side.get("torch", {})
+    devices, amd = (nvidia, {}) if nvidia else _other_devices(run, torch_facts)
+    data["software"] = {
+        "torch": torch_facts,
+        "flash_attn": _from_torch_side(torch_side, "flash_attn"),
+        **data["software"],
+        "rocm": amd.get("rocm"),  # None off ROCm (rigcheck/facts/rocm.py)
+    }
+    data["devices"] = devices
+    data["smoke"] = _from_torch_side(torch_side, "smoke")
+    data["topology"] = amd["topology"] if "topology" in amd else probe_topology()
     data["fabric"] = probe_fabric(data["devices"])
+    data["host_limits"]["iommu_devices"] = probe_iommu_devices(data["devices"])
+    data["host_limits"]["acs"] = probe_acs(data["devices"])
     data["origin"]["collect_seconds"] = round(time.monotonic() - started, 2)
     return Facts(data)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from rigcheck.facts.clock_limits import clock_limits
 from rigcheck.facts.probe import error_record, guarded
 
 SYSFS_PCI = Path("/sys/bus/pci/devices")
@@ -40,6 +41,7 @@ def probe_counters(nvml, h, pci: Any, read, sysfs: Path | None = None) -> dict[s
         "firmware": read(lambda: _firmware(nvml, h)),
         "applications_clocks": read(lambda: _applications_clocks(nvml, h)),
         "temperature_thresholds": read(lambda: _temperature_thresholds(nvml, h)),
+        "clock_limits": read(lambda: clock_limits(nvml, h)),
     }
 
 

@@ -6,13 +6,14 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
-
-import jsonschema
+from typing import TYPE_CHECKING, Any
 
 from rigcheck.errors import FactsError, FactUnavailable
 from rigcheck.facts.probe import ERROR_KEY, is_error
 from rigcheck.jsonfile import read_json
+
+if TYPE_CHECKING:  # loaded where a file is validated: `rigcheck facts` never needs it
+    import jsonschema
 
 SCHEMA_VERSION = 1
 SCHEMA_PATH = Path(__file__).with_name("facts.schema.json")
@@ -92,6 +93,8 @@ def lookup(data: Any, path: str) -> tuple[bool, Any]:
 def _deepest(error: jsonschema.ValidationError) -> jsonschema.ValidationError:
     """Into a oneOf that no branch matched, the branch for a value rather than for an error
     record ({"error": reason}): "xid_events is missing" says more than "matches no branch"."""
+    import jsonschema
+
     while error.context:
         values = [e for e in error.context if not _error_record_branch(e)]
         error = jsonschema.exceptions.best_match(values or error.context)
@@ -104,6 +107,8 @@ def _error_record_branch(error: jsonschema.ValidationError) -> bool:
 
 def validate_snapshot(data: Any, source: str) -> None:
     """Check a snapshot against the facts schema; the error names the file and JSON path."""
+    import jsonschema
+
     schema = json.loads(SCHEMA_PATH.read_text())
     first = jsonschema.exceptions.best_match(
         jsonschema.Draft202012Validator(schema).iter_errors(data)

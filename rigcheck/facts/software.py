@@ -1,36 +1,13 @@
-"""Software-stack facts: torch (in its own process), nvcc."""
+"""Software-stack facts: nvcc (torch runs in its own process: torch_process.py)."""
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 import subprocess
-import sys
 from typing import Any
 
 from rigcheck.facts.probe import CommandRunner, error_record
-
-TORCH_PROBE_TIMEOUT_S = 300  # first CUDA init on 8 GPUs plus a flash-attn import can be slow
-
-
-def probe_torch_process() -> dict[str, Any]:
-    """Run rigcheck.facts.torch_probe in a child process and read its JSON."""
-    argv = [sys.executable, "-m", "rigcheck.facts.torch_probe"]
-    try:
-        result = CommandRunner(TORCH_PROBE_TIMEOUT_S)(argv)
-    except subprocess.TimeoutExpired:
-        reason = f"the torch probe did not finish in {TORCH_PROBE_TIMEOUT_S} s (CUDA init hung?)"
-        return {"torch": error_record(reason)}
-    if result.returncode != 0:
-        tail = (result.stderr or "").strip().splitlines()[-3:]
-        reason = f"the torch probe exited {result.returncode}: {' | '.join(tail)}"
-        return {"torch": error_record(reason)}
-    try:
-        return json.loads(result.stdout.strip().splitlines()[-1])
-    except (json.JSONDecodeError, IndexError):
-        return {"torch": error_record(f"the torch probe printed no JSON: {result.stdout[-200:]}")}
-
 
 NVCC_RELEASE = re.compile(r"release (\d+\.\d+)")
 

@@ -28,8 +28,10 @@ from rigcheck.facts.probe import error_record
 from rigcheck.facts.snapshot import SCHEMA_VERSION, Facts
 from rigcheck.facts.synthetic_amd import amd_health, rocm_host
 from rigcheck.facts.synthetic_health import (
+    acs_for,
     device_counters,
     host_limits_for,
+    iommu_devices_for,
     kernel_log,
     sized_for_gpus,
 )
@@ -240,7 +242,11 @@ def synthetic_snapshot(spec: Spec, gpus: int | None = None) -> dict[str, Any]:
         "smoke": smoke,
         "topology": topology,
         "kernel_log": kernel_log(host["os"]),
-        "host_limits": host_limits_for(host),
+        "host_limits": {
+            **host_limits_for(host),
+            "iommu_devices": iommu_devices_for(host["os"], devices),
+            "acs": acs_for(host, devices),
+        },
     }
 
 

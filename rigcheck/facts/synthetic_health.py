@@ -43,6 +43,13 @@ def device_counters(spec: Spec, board: Any, virtualized: bool) -> dict[str, Any]
             "default_mem_mhz": board.mem_max_mhz,
         },
         "temperature_thresholds": dict(THRESHOLDS),
+        # nvmlDeviceGetClock: every id equals the maximum SM clock on a datacenter board, as
+        # `nvidia-smi -q -d CLOCK` shows on A100 and H100; GeForce answers Not Supported.
+        "clock_limits": None if geforce else {
+            "sm_app_target_mhz": board.sm_max_mhz,
+            "sm_app_default_mhz": board.sm_max_mhz,
+            "sm_customer_boost_max_mhz": board.sm_max_mhz,
+        },
     }  # fmt: skip
 
 
@@ -147,3 +154,32 @@ def sized_for_gpus(host: dict[str, Any], gpus: int) -> dict[str, Any]:
         "memory_total_bytes": host["memory_total_bytes"] + extra,
         "memory_available_bytes": host["memory_available_bytes"] + extra,
     }
+
+
+def iommu_devices_for(os_name: str, devices: list[dict[str, Any]]) -> Any:
+    """iommu_devices.probe_iommu_devices's record: the IOMMU off (host_limits above has no
+    groups), so no group holds any GPU; the RDMA NICs are not modelled."""
+    if os_name != "Linux":
+        return error_record("/sys/bus/pci/devices does not exist (not Linux?)")
+    return [
+        {"role": "gpu", "name": f"GPU {d['index']}", "bus_id": d["pci"]["bus_id"],
+         "group": None, "type": None}
+        for d in devices
+    ]  # fmt: skip
+
+
+def acs_for(host: dict[str, Any], devices: list[dict[str, Any]]) -> Any:
+    """acs.probe_acs's record, as root records it: on bare metal each GPU behind its own PCIe
+    switch downstream port (the bus below the GPU's, a representative address) with ACS
+    redirect off, as NCCL asks; in a VM the GPUs sit on the virtual root bus, under no switch."""
+    if host["os"] != "Linux":
+        return error_record("/sys/bus/pci/devices does not exist (not Linux?)")
+    if host["virtualization"] not in ("none", "none detected"):
+        return {"ports": []}
+    ports = []
+    for d in devices:
+        domain, bus, rest = d["pci"]["bus_id"].split(":")
+        port = f"{domain}:{int(bus, 16) - 1:02x}:{rest}"
+        ports.append({"bus_id": port, "devices": [f"GPU {d['index']}"], "control": 0,
+                      "redirect": []})  # fmt: skip
+    return {"ports": ports}

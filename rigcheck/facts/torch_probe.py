@@ -23,12 +23,14 @@ def guarded(read: Callable[[], Any]) -> Any:
         return {"error": f"{type(exc).__name__}: {exc}".strip()}
 
 
-def main() -> None:
+def main(argv: list[str]) -> None:
     try:
         import torch
     except Exception as exc:  # torch missing or broken: that is the fact
         print(json.dumps({"torch": {"error": f"import torch failed: {exc}"}}))
         return
+    if "--gate" in argv:  # torch_process.py: wait until the parent has read NVML at idle
+        sys.stdin.readline()  # "" at end of file: the parent is gone or let go; go on
     facts = {"torch": probe_torch(torch), "flash_attn": probe_flash_attn()}
     facts["smoke"] = run_smoke_tests(torch, facts["flash_attn"])
     print(json.dumps(facts, default=str))
@@ -117,6 +119,9 @@ def probe_flash_attn() -> dict[str, Any]:
 
 
 def run_smoke_tests(torch, flash_attn: dict[str, Any]) -> dict[str, Any]:
+    # The CPU smoke checks an answer, not speed: one thread, so no OpenMP pool is started that
+    # spins on every core until the probe exits (about 0.1 s of CPU on a loaded host).
+    torch.set_num_threads(1)
     smoke: dict[str, Any] = {"cpu_bf16_matmul": guarded(lambda: _bf16_matmul(torch, "cpu"))}
     if torch.cuda.is_available():
         n = torch.cuda.device_count()
@@ -224,5 +229,5 @@ def _mps_autocast(torch) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])
     sys.stdout.flush()

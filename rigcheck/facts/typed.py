@@ -18,6 +18,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from rigcheck.facts.iommu_devices import DOMAIN_TYPES
+
 # What tools print where they have no value: never a value a check may judge.
 PLACEHOLDERS = {
     "",
@@ -241,6 +243,15 @@ TYPES: dict[str, FactType] = {
         "count", "the board's default memory applications clock", unit="MHz"
     ),
     "devices.*.temperature_c": _t("count", "the GPU's temperature now", unit="C"),
+    "devices.*.clocks": _t("object", "the GPU's clocks now and their maxima"),
+    "devices.*.clocks.sm_max_mhz": _t("count", "the board's maximum SM clock", unit="MHz"),
+    "devices.*.clock_limits": _t("object", "the SM clock ceilings NVML states"),
+    "devices.*.clock_limits.sm_customer_boost_max_mhz": _t(
+        "count",
+        "the highest SM clock the board may boost to (null: not reported)",
+        unit="MHz",
+        nullable=True,
+    ),
     "devices.*.temperature_thresholds": _t("object", "where the GPU slows and shuts down"),
     "devices.*.temperature_thresholds.slowdown_c": _t(
         "count", "where the GPU slows itself down", unit="C"
@@ -335,6 +346,26 @@ TYPES: dict[str, FactType] = {
     "host_limits.iommu": _t("object", "the IOMMU's groups and boot flags"),
     "host_limits.iommu.groups": _t("count", "IOMMU groups: 0 when the IOMMU is off"),
     "host_limits.iommu.cmdline": _t("list", "the IOMMU boot flags", items="text"),
+    "host_limits.iommu_devices.*.name": _t("text", "the GPU or RDMA NIC the IOMMU entry is for"),
+    "host_limits.iommu_devices.*.bus_id": _t("text", "the device's PCI address"),
+    "host_limits.iommu_devices.*.group": _t(
+        "count", "the device's IOMMU group (null: none)", nullable=True
+    ),
+    "host_limits.iommu_devices.*.type": _t(
+        "choice",
+        "the DMA domain type of the device's IOMMU group (null: no IOMMU group)",
+        nullable=True,
+        choices=DOMAIN_TYPES,
+    ),
+    "host_limits.acs": _t("object", "ACS on the PCIe switch ports above the GPUs (root reads it)"),
+    "host_limits.acs.ports": _t("list", "the switch ports above the GPUs and RDMA NICs"),
+    "host_limits.acs.ports.*.bus_id": _t("text", "the switch port's PCI address"),
+    "host_limits.acs.ports.*.devices": _t(
+        "list", "the GPUs and NICs below the port", items="text", empty_ok=False
+    ),
+    "host_limits.acs.ports.*.redirect": _t(
+        "list", "the ACS bits that send peer-to-peer traffic upstream", items="text"
+    ),
 }
 
 

@@ -4,6 +4,7 @@ import os
 
 import pytest
 
+from rigcheck.facts.clock_limits import idle_reason_advice
 from rigcheck.limits import nvidia_counters
 from rigcheck.require import (
     device_fact,
@@ -100,10 +101,10 @@ def test_no_throttle_at_idle(spec, nvidia_devices):
         for d, reasons in device_fact(nvidia_devices, "throttle_reasons", required=True)
         if set(reasons) - allowed
     ]
-    assert not bad, (
-        f"clocks held down at idle: {'; '.join(bad)}. Thermal reasons: check cooling and "
-        "fans; power reasons: check the power limit; hw_slowdown: a power or thermal fault."
-    )
+    seen = sorted({r for d, reasons in device_fact(nvidia_devices, "throttle_reasons")
+                   for r in reasons or [] if r not in allowed})  # fmt: skip
+    advice = " ".join(f"{r}: {idle_reason_advice(r)}." for r in seen)
+    assert not bad, f"clocks held down at idle: {'; '.join(bad)}. {advice}"
 
 
 def test_power_limit_not_capped(spec, nvidia_devices):

@@ -2,6 +2,8 @@
 
 import pytest
 
+from rigcheck.facts.iommu_devices import TRANSLATED
+from rigcheck.facts.probe import is_error
 from rigcheck.facts.typed import VIRT_VMS
 from rigcheck.limits import health_limit, newer_fact
 from rigcheck.require import fact
@@ -84,13 +86,71 @@ def test_iommu_not_translating_p2p(spec, facts, expected_gpus):
         pytest.skip("a VM: the hypervisor, not this kernel, decides the IOMMU mode")
     newer_fact(facts, "host_limits.iommu")
     groups = fact(facts, "host_limits.iommu.groups")
+    by_type = _iommu_domain_types(facts, groups)
+    if by_type is not None:  # the kernel said what it did for each device: judge that
+        translated = [f"{name} ({kind})" for name, kind in by_type if kind in TRANSLATED]
+        assert not translated, (
+            f"the IOMMU translates DMA of {', '.join(translated)}: GPU peer-to-peer over PCIe is "
+            f"{IOMMU_ADVICE}"
+        )
+        return
     flags = fact(facts, "host_limits.iommu.cmdline")
     # iommu.passthrough=1 is the generic spelling of iommu=pt (kernel-parameters.txt)
     off = ("iommu=pt", "iommu.passthrough=1", "intel_iommu=off", "amd_iommu=off", "iommu=off")
     passthrough = any(flag in off for flag in flags)
     assert groups == 0 or passthrough, (
-        f"the IOMMU translates DMA ({groups} groups, boot flags {', '.join(flags) or 'none'}): "
-        "GPU peer-to-peer over PCIe is redirected through the root complex or blocked, and NCCL "
-        "hangs or slows down. Boot with iommu=pt (or disable the IOMMU in the BIOS) as NCCL's "
-        "troubleshooting guide says."
+        f"the IOMMU translates DMA ({groups} groups, boot flags {', '.join(flags) or 'none'}; "
+        f"no per-device domain type to read): GPU peer-to-peer over PCIe is {IOMMU_ADVICE}"
+    )
+
+
+IOMMU_ADVICE = (
+    "redirected through the root complex or blocked, and NCCL hangs or slows down. Boot with "
+    "iommu=pt (or disable the IOMMU in the BIOS) as NCCL's troubleshooting guide says."
+)
+
+
+def _iommu_domain_types(facts, groups: int) -> list[tuple[str, str]] | None:
+    """(device, domain type) for every GPU and RDMA NIC, "none" where no IOMMU group holds it;
+    None when some device's type is unknown (Linux before 5.11, a recording without it, a
+    device without a group while the IOMMU has groups): then the boot flags are judged."""
+    entries = facts.find("host_limits.iommu_devices")
+    if not isinstance(entries, list) or not entries:
+        return None
+    found = []
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, dict) or is_error(entry.get("type")):
+            return None
+        if entry.get("type") is None and (groups > 0 or entry.get("group") is not None):
+            return None
+        path = f"host_limits.iommu_devices.{i}"
+        kind = fact(facts, f"{path}.type")
+        label = f"{fact(facts, f'{path}.name')} {fact(facts, f'{path}.bus_id')}"
+        found.append((label + ("" if kind is None else f", group {fact(facts, f'{path}.group')}"),
+                      kind or "none"))  # fmt: skip
+    return found
+
+
+def test_acs_not_redirecting_p2p(spec, facts, expected_gpus):
+    _linux(spec)
+    rdma = facts.find("host_limits.rdma_devices")
+    if spec.backend == "cpu" or (expected_gpus < 2 and not (isinstance(rdma, int) and rdma)):
+        pytest.skip("one GPU and no RDMA NIC: no peer-to-peer traffic for ACS to redirect")
+    if fact(facts, "host.virtualization") in VIRT_VMS:
+        pytest.skip("a VM: the hypervisor's PCIe topology, not this guest's, decides ACS")
+    if facts.origin.get("kind") == "recorded" and facts.find("host_limits.acs") is None:
+        pytest.skip("ACS is not in this recording (an older rigcheck): record it again as root")
+    ports = fact(facts, "host_limits.acs.ports")  # not root: fails with how to read it
+    redirected = []
+    for i in range(len(ports)):
+        bits = fact(facts, f"host_limits.acs.ports.{i}.redirect")
+        if bits:
+            below = ", ".join(fact(facts, f"host_limits.acs.ports.{i}.devices"))
+            port = fact(facts, f"host_limits.acs.ports.{i}.bus_id")
+            redirected.append(f"switch port {port} above {below}: {'+ '.join(bits)}+")
+    assert not redirected, (
+        f"PCIe ACS redirects peer-to-peer traffic to the root complex: {'; '.join(redirected)}. "
+        "GPU-to-GPU copies and GPUDirect RDMA through the switch slow down or hang. Disable ACS "
+        "in the BIOS, or at boot with `setpci -s <port> ECAP_ACS+0x6.w=0000` on each port as "
+        "NCCL's troubleshooting guide shows; on a rented machine, ask the provider."
     )

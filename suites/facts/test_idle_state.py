@@ -32,6 +32,26 @@ def test_applications_clocks_at_default(gpus):
     )
 
 
+def test_boost_clock_ceiling_at_board_max(gpus):
+    """NVML's customer boost maximum below the board's maximum SM clock: clocks capped."""
+    judged = [d for d in gpus if device_value(d, "clock_limits") is not None]
+    if not judged:
+        pytest.skip("no GPU reports a customer boost clock (GeForce boards have none)")
+    low = []
+    for d in judged:
+        ceiling = device_value(d, "clock_limits.sm_customer_boost_max_mhz")
+        top = device_value(d, "clocks.sm_max_mhz", required=True)
+        if ceiling is not None and ceiling < top:
+            low.append(f"{gpu_label(d)}: boosts to {ceiling} MHz at most, its maximum is {top} MHz")
+    assert not low, (
+        f"SM clocks capped below the board's maximum: {'; '.join(low)}. Every kernel runs "
+        f"slower by that ratio. The customer boost clock is set in the board's configuration "
+        "by the OEM or provider: ask them to restore the default (`nvidia-smi -q -d CLOCK` "
+        "shows 'Max Customer Boost Clocks' beside 'Max Clocks'). Clocks locked with "
+        "`nvidia-smi -lgc` are undone with `nvidia-smi -rgc`."
+    )
+
+
 def test_idle_temperature_below_slowdown(spec, gpus):
     margin = health_limit(spec, "idle_temperature_margin_c")
     hot = []

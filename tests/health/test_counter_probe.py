@@ -96,3 +96,18 @@ def test_aer_totals_are_read_from_the_kernels_format(h100, tmp_path):
     h100["pcie_aer"] = {"correctable": 7, "nonfatal": 2, "fatal": 1}
     write_aer(tmp_path, h100)
     assert counters._aer(tmp_path, h100["pci"]["bus_id"]) == h100["pcie_aer"]
+
+
+def test_clock_limits_not_supported_per_id_all_or_refused(h100, tmp_path, monkeypatch):
+    """GeForce answers Not Supported for every clock id (the whole fact is None); a board may
+    lack one id; a vGPU guest may refuse the call (an error record naming it)."""
+    module = fake_nvml(h100)
+    module.nvmlDeviceGetClock = lambda h, c, i: _raise(NotSupported("Not Supported"))
+    assert probe(h100, module, tmp_path, monkeypatch)["clock_limits"] is None
+    h100["clock_limits"]["sm_app_target_mhz"] = None
+    limits = probe(h100, fake_nvml(h100), tmp_path, monkeypatch)["clock_limits"]
+    assert limits["sm_app_target_mhz"] is None and limits["sm_customer_boost_max_mhz"] == 1980
+    module = fake_nvml(h100)
+    module.nvmlDeviceGetClock = lambda h, c, i: _raise(NoPermission("Insufficient Permissions"))
+    limits = probe(h100, module, tmp_path, monkeypatch)["clock_limits"]
+    assert limits == {"error": "NoPermission: Insufficient Permissions"}
