@@ -70,7 +70,9 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     touched = changed_lines(args.changed)
     if touched is None:
-        return 1
+        # A checkout one commit deep has no parent to diff: nothing mutated, and the line above
+        # says so; a BASE that a full clone lacks is a usage error.
+        return 0 if shallow_clone() else 1
     plan = {
         name: [f for f in sorted(touched) if any(fnmatch.fnmatch(f, p) for p in area.files)]
         for name, area in AREAS.items()
@@ -105,14 +107,22 @@ def main(argv: list[str] | None = None) -> int:
     return judge(outcomes, candidates, started, started + args.budget)
 
 
+def shallow_clone() -> bool:
+    return git("rev-parse", "--is-shallow-repository").strip() == "true"
+
+
 def changed_lines(base: str) -> dict[str, set[int]] | None:
     """file -> the line numbers (in today's file) the change since `base` added or touched."""
     try:
         git("rev-parse", "--verify", "--quiet", f"{base}^{{commit}}")
     except subprocess.CalledProcessError:
-        shallow = git("rev-parse", "--is-shallow-repository").strip() == "true"
-        hint = " (a shallow clone: fetch with --depth 2 or more)" if shallow else ""
-        print(f"mutation (CI): cannot tell what changed: {base} is no commit here{hint}")
+        if shallow_clone():
+            print(
+                f"mutation (CI): not checked: {base} is not in this shallow clone "
+                "(fetch with --depth 2 or more to mutate what the last commit changed)"
+            )
+            return None
+        print(f"mutation (CI): cannot tell what changed: {base} is no commit here")
         return None
     touched: dict[str, set[int]] = {}
     for diff in (git("diff", "-U0", f"{base}...HEAD"), git("diff", "-U0", "HEAD")):
