@@ -1,6 +1,6 @@
 """Mutation testing of rigcheck's judging code with mutmut, one area at a time.
 
-    python tools/mutation.py                      # every area: 3,724 mutants, over an hour
+    python tools/mutation.py                      # every area: ~10,000 mutants, many hours
     python tools/mutation.py --sample 30          # every area, a systematic 30%: ~30 min
     python tools/mutation.py verdict distributed  # some areas
     python tools/mutation.py --changed origin/main --budget 300   # CI: files a change touched
