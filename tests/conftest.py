@@ -1,7 +1,10 @@
 """Hypothesis profiles for the self-tests: `default` locally, `ci` (fixed seed, bounded) on CI."""
 
+import gc
 import os
+from pathlib import Path
 
+import pytest
 from hypothesis import settings
 
 settings.register_profile("default", max_examples=100)
@@ -9,3 +12,51 @@ settings.register_profile("default", max_examples=100)
 # stays well inside CI's time on a 2-core machine.
 settings.register_profile("ci", derandomize=True, max_examples=40, deadline=None)
 settings.load_profile("ci" if os.environ.get("CI") else "default")
+
+
+# --- CI on two cores: the xdist pass and the serial pass (tox.ini, selftest) ---
+# `pytest tests -n 2 -m "not serial"` runs most tests two at a time; `pytest tests -m serial`
+# then runs these alone. Each entry measures live or depends on wall time: two at once would
+# measure each other or miss their deadlines. A live measurement missing here is caught: xdist's
+# PYTEST_XDIST_WORKER reaches the inner runs and subprocesses, and the perf guard fails it.
+SERIAL = {
+    "perf/test_plugin_runs.py::test_a_live_cpu_measurement_is_stored_per_class_with_its_figures",
+    "foundation/test_live_and_replayed_sessions.py::test_cpu_class_passes_live_on_this_machine",
+    "reports/test_run_endings.py::test_a_real_regression_is_exit_1_and_verdict_regressed",
+    "memory/test_plan.py::test_small_plan_fits_the_cpu_class_live",
+    "distributed/test_gloo_live.py",  # torchrun ranks, a watchdog and a rank that stops answering
+    "distributed/test_two_agents_live.py",  # two torchrun agents meeting on a port
+}
+TESTS = Path(__file__).resolve().parent
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "serial: runs alone, in CI's second pass (SERIAL here)")
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects by it
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    files, used = set(), set()
+    for item in items:
+        path = Path(item.path).resolve()
+        if TESTS not in path.parents:
+            continue
+        file = path.relative_to(TESTS).as_posix()
+        files.add(file)
+        named = SERIAL & {file, f"{file}::{item.originalname}"}
+        if named:
+            item.add_marker(pytest.mark.serial)
+            used |= named
+    # A renamed or moved test would quietly join the parallel pass: say so instead.
+    stale = sorted(e for e in SERIAL - used if e.split("::")[0] in files)
+    if stale:
+        raise pytest.UsageError(f"tests/conftest.py SERIAL: no test collected is {stale}")
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Everything alive after collection (torch, the test modules, hypothesis) lives to the end:
+    gc.freeze() keeps every later collection from walking it again. The in-process replays each
+    end with a full gc.collect() (pytest's unraisable-exception check): over half a million
+    objects, about 0.3 s a replay, most of test_fact_mutations.py's time."""
+    gc.collect()
+    gc.freeze()
