@@ -36,8 +36,9 @@ class SuiteRun:
 class SuiteRunner:
     """runner(target, *args, inputs={"--facts": data or path}) -> SuiteRun.
 
-    Each input that is data (not a path) is written to a numbered JSON file first; every option
-    is passed as one `--option=path` token, since a separate path would be read as a test path.
+    Each input that is data (a dict or list, not a path) is written to a numbered JSON file
+    first; every option is passed as one `--option=path` token, since a separate path would be
+    read as a test path.
     """
 
     def __init__(self, pytester: pytest.Pytester, *common: str) -> None:
@@ -66,7 +67,7 @@ class SuiteRunner:
         return SuiteRun(int(result.ret), read_junit(junit), output, result)
 
     def _option(self, option: str, value: Any, n: int) -> str:
-        if not isinstance(value, Path):
+        if isinstance(value, (dict, list)):  # data; anything else is a path already
             path = self.pytester.path / f"{option.strip('-')}-{n}.json"
             path.write_text(json.dumps(value))
             value = path
