@@ -1,4 +1,5 @@
-"""Hypothesis profiles for the self-tests: `default` locally, `ci` (fixed seed, bounded) on CI."""
+"""The self-tests' settings: hypothesis profiles (`default` locally, `ci`: fixed seed, bounded,
+on CI), CI's two passes (parallel, then `serial`), and a frozen heap after collection."""
 
 import gc
 import os
