@@ -42,21 +42,26 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselects by it
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    files, used = set(), set()
+    modules = {}  # file -> its module, for every test file collected
     for item in items:
         path = Path(item.path).resolve()
         if TESTS not in path.parents:
             continue
         file = path.relative_to(TESTS).as_posix()
-        files.add(file)
-        named = SERIAL & {file, f"{file}::{item.originalname}"}
-        if named:
+        modules[file] = getattr(item, "module", None)
+        if SERIAL & {file, f"{file}::{item.originalname}"}:
             item.add_marker(pytest.mark.serial)
-            used |= named
-    # A renamed or moved test would quietly join the parallel pass: say so instead.
-    stale = sorted(e for e in SERIAL - used if e.split("::")[0] in files)
+    # A renamed test would quietly join the parallel pass: say so instead. (Read from the module,
+    # so a run of a few node ids from the file is not taken for a rename.)
+    stale = sorted(
+        entry
+        for entry in SERIAL
+        if "::" in entry
+        and entry.split("::")[0] in modules
+        and not hasattr(modules[entry.split("::")[0]], entry.split("::")[1])
+    )
     if stale:
-        raise pytest.UsageError(f"tests/conftest.py SERIAL: no test collected is {stale}")
+        raise pytest.UsageError(f"tests/conftest.py SERIAL: no such test {stale}")
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
