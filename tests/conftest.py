@@ -1,7 +1,11 @@
-"""Hypothesis profiles for the self-tests: `default` locally, `ci` (fixed seed, bounded) on CI."""
+"""The self-tests' settings: hypothesis profiles (`default` locally, `ci`: fixed seed, bounded,
+on CI), CI's two passes (parallel, then `serial`), and a frozen heap after collection."""
 
+import gc
 import os
+from pathlib import Path
 
+import pytest
 from hypothesis import settings
 
 settings.register_profile("default", max_examples=100)
@@ -9,3 +13,89 @@ settings.register_profile("default", max_examples=100)
 # stays well inside CI's time on a 2-core machine.
 settings.register_profile("ci", derandomize=True, max_examples=40, deadline=None)
 settings.load_profile("ci" if os.environ.get("CI") else "default")
+
+
+# --- CI on two cores: the xdist pass and the serial pass (tox.ini, selftest) ---
+# `pytest tests -n 2 -m "not serial"` runs most tests two at a time; `pytest tests -m serial`
+# then runs these alone. Each entry measures live or depends on wall time: two at once would
+# measure each other or miss their deadlines. A live measurement in the parallel pass fails,
+# naming this list (`parallel_pass_measures_nothing`), where it runs in this process.
+SERIAL = {
+    "perf/test_plugin_runs.py::test_a_live_cpu_measurement_is_stored_per_class_with_its_figures",
+    "foundation/test_live_and_replayed_sessions.py::test_cpu_class_passes_live_on_this_machine",
+    "reports/test_run_endings.py::test_a_real_regression_is_exit_1_and_verdict_regressed",
+    "memory/test_plan.py::test_small_plan_fits_the_cpu_class_live",
+    # A subprocess run of the suites interrupted by signals, each step with a 60 s deadline.
+    "reports/test_report_runs.py::test_ctrl_c_mid_run_leaves_a_valid_partial_certificate",
+    "reports/test_report_runs.py::test_a_killed_run_leaves_what_it_measured_marked_partial",
+    "reports/test_run_endings.py::test_sigterm_ends_like_ctrl_c_with_every_report",
+    "reports/test_run_endings.py::test_a_burst_of_ctrl_c_still_ends_cleanly_with_exit_2",
+    "distributed/test_gloo_live.py",  # torchrun ranks, a watchdog and a rank that stops answering
+    "distributed/test_two_agents_live.py",  # two torchrun agents meeting on a port
+    "distributed/test_pairs_live.py",  # torchrun node pairs: a slow node named by bandwidth
+    "slurm/test_sbatch_example.py",  # a Slurm cluster's daemons and a gloo job through sbatch
+}
+TESTS = Path(__file__).resolve().parent
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "serial: runs alone, in CI's second pass (SERIAL here)")
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects by it
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    modules = {}  # file -> its module, for every test file collected
+    for item in items:
+        path = Path(item.path).resolve()
+        if TESTS not in path.parents:
+            continue
+        file = path.relative_to(TESTS).as_posix()
+        modules[file] = getattr(item, "module", None)
+        if SERIAL & {file, f"{file}::{item.originalname}"}:
+            item.add_marker(pytest.mark.serial)
+    # A renamed test would quietly join the parallel pass: say so instead. (Read from the module,
+    # so a run of a few node ids from the file is not taken for a rename.)
+    stale = sorted(
+        entry
+        for entry in SERIAL
+        if "::" in entry
+        and entry.split("::")[0] in modules
+        and not hasattr(modules[entry.split("::")[0]], entry.split("::")[1])
+    )
+    if stale:
+        raise pytest.UsageError(f"tests/conftest.py SERIAL: no such test {stale}")
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Everything alive after collection (torch, the test modules, hypothesis) lives to the end:
+    gc.freeze() keeps every later collection from walking it again. The in-process replays each
+    end with a full gc.collect() (pytest's unraisable-exception check): over half a million
+    objects, about 0.3 s a replay, most of test_fact_mutations.py's time."""
+    gc.collect()
+    gc.freeze()
+
+
+XDIST_VARIABLES = ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID")
+
+
+@pytest.fixture(autouse=True)
+def parallel_pass_measures_nothing(request: pytest.FixtureRequest, monkeypatch):
+    """On an xdist worker: the suites a test runs (in this process or a subprocess) see a user's
+    environment, not xdist's (pytest-benchmark would switch itself off, the perf guard would
+    refuse), and a live measurement outside SERIAL fails instead of timing beside another test."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    for name in XDIST_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    if request.node.get_closest_marker("serial"):
+        return
+    from rigcheck.measure import check
+
+    def refuse(entry, *args, **kwargs):
+        pytest.fail(
+            f"{request.node.nodeid} measures {entry.key} live in the parallel pass: "
+            "add it to SERIAL in tests/conftest.py",
+            pytrace=False,
+        )
+
+    monkeypatch.setattr(check, "run_live", refuse)

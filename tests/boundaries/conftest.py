@@ -8,15 +8,12 @@ judgements come back from each run's junit XML.
 from __future__ import annotations
 
 import ast
-import json
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
-from junit_cases import outcomes_and_messages, read_junit
-
-REPO = Path(__file__).resolve().parents[2]
+from junit_cases import outcomes_and_messages
+from suite_replays import SUITES, SuiteRunner
 
 
 @dataclass
@@ -39,45 +36,22 @@ class Run:
 def run_suite(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch):
     """run_suite(suite, *args, facts=dict, replay=dict, collectives=dict) -> Run."""
     monkeypatch.setenv("RIGCHECK_REPORT_DIR", str(pytester.path / "reports"))
-    count = iter(range(1_000_000))
+    runner = SuiteRunner(pytester, "-o", "junit_family=xunit1")
 
     def run(suite: str, *args: str, facts=None, replay=None, collectives=None) -> Run:
-        n = next(count)
-        options = []
-        for option, data in (
-            ("--facts", facts),
-            ("--replay-measurements", replay),
-            ("--collectives", collectives),
-        ):
-            if data is not None:
-                path = pytester.path / f"{option.strip('-')}-{n}.json"
-                path.write_text(json.dumps(data))
-                options.append(f"{option}={path}")  # one token: a separate path reads as a test
-        junit = pytester.path / f"junit-{n}.xml"
-        result = pytester.runpytest_inprocess(
-            *options,
-            *args,
-            f"--junitxml={junit}",
-            "-o",
-            "junit_family=xunit1",
-            "-p",
-            "no:cacheprovider",
-            "--rootdir",
-            str(REPO),
-            str(REPO / "suites" / suite),
-        )
-        cases = read_junit(junit)
-        outcomes, messages = outcomes_and_messages(cases)
+        inputs = {"--facts": facts, "--replay-measurements": replay, "--collectives": collectives}
+        done = runner(SUITES / suite, *args, inputs=inputs)
+        outcomes, messages = outcomes_and_messages(done.cases)
         judgements = {
             name: ast.literal_eval(case.properties["rigcheck"])
-            for name, case in cases.items()
+            for name, case in done.cases.items()
             if "rigcheck" in case.properties
         }
-        output = result.stdout.str() + "\n" + result.stderr.str()
         properties = {
-            name: {k: _value(v) for k, v in case.properties.items()} for name, case in cases.items()
+            name: {k: _value(v) for k, v in case.properties.items()}
+            for name, case in done.cases.items()
         }
-        return Run(int(result.ret), outcomes, messages, judgements, output, properties)
+        return Run(done.ret, outcomes, messages, judgements, done.output, properties)
 
     return run
 

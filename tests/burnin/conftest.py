@@ -2,45 +2,32 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
-from burnin_runs import REPO, SNAPSHOT
-from junit_cases import Case, read_junit
+from burnin_runs import SNAPSHOT
+from junit_cases import Case
+from suite_replays import SUITES, SuiteRunner
 
 
 @pytest.fixture
 def judge_trace(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch):
     """judge_trace(trace, *args, gpus=4) -> {check name: Case}: suites/burnin on one trace."""
     monkeypatch.setenv("RIGCHECK_REPORT_DIR", str(pytester.path / "reports"))
-    runs = iter(range(1_000_000))
+    runner = SuiteRunner(pytester, "-p", "no:rigcheck.reports.plugin")
 
     def run(trace: dict[str, Any] | Path, *args: str, gpus: int = 4, klass: str = "h100"):
-        n = next(runs)
-        if isinstance(trace, dict):
-            path = pytester.path / f"trace-{n}.json"
-            path.write_text(json.dumps(trace))
-            trace = path
-        junit = pytester.path / f"junit-{n}.xml"
-        result = pytester.runpytest_inprocess(
+        done = runner(
+            SUITES,
             "-m",
             f"{klass} and burn_in",
             f"--facts={SNAPSHOT}",
             f"--gpus={gpus}",
-            f"--burn-in-trace={trace}",
-            f"--junitxml={junit}",
-            "-p",
-            "no:cacheprovider",
-            "-p",
-            "no:rigcheck.reports.plugin",
-            "--rootdir",
-            str(REPO),
             *args,
-            str(REPO / "suites"),
+            inputs={"--burn-in-trace": trace},
         )
-        cases: dict[str, Case] = read_junit(junit)
-        return result, cases
+        cases: dict[str, Case] = done.cases
+        return done.result, cases
 
     return run

@@ -7,13 +7,12 @@ folders go to the test's temporary directory, not the checkout's reports/.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
-from junit_cases import outcomes_and_messages, read_junit
+from junit_cases import outcomes_and_messages
+from suite_replays import SUITES, SuiteRunner
 
-REPO = Path(__file__).resolve().parents[2]
-SUITE = REPO / "suites" / "distributed"
+SUITE = SUITES / "distributed"
 
 
 @dataclass
@@ -38,21 +37,10 @@ class Run:
 def run_suite(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch):
     """run_suite(*pytest_args) -> Run, on suites/distributed."""
     monkeypatch.setenv("RIGCHECK_REPORT_DIR", str(pytester.path / "reports"))
-    count = iter(range(1_000_000))
+    runner = SuiteRunner(pytester)
 
     def run(*args: str) -> Run:
-        junit = pytester.path / f"junit-{next(count)}.xml"
-        result = pytester.runpytest_inprocess(
-            *args,
-            f"--junitxml={junit}",
-            "-p",
-            "no:cacheprovider",
-            "--rootdir",
-            str(REPO),
-            str(SUITE),
-        )
-        outcomes, messages = outcomes_and_messages(read_junit(junit))
-        output = result.stdout.str() + "\n" + result.stderr.str()
-        return Run(int(result.ret), outcomes, messages, output)
+        done = runner(SUITE, *args)
+        return Run(done.ret, *outcomes_and_messages(done.cases), done.output)
 
     return run

@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from junit_cases import outcomes_and_messages, read_junit
+from junit_cases import Case, outcomes_and_messages
 from perf_inputs import BF16, COPY, UNKNOWN_FP8
+from suite_replays import REPO, SUITES, SuiteRunner
 
-REPO = Path(__file__).resolve().parents[2]
-PERF_SUITE = REPO / "suites" / "perf"
+PERF_SUITE = SUITES / "perf"
 
 
 @dataclass
@@ -56,40 +56,18 @@ def spec_dir(tmp_path, monkeypatch) -> Path:
 @pytest.fixture
 def perf_run(pytester: pytest.Pytester, spec_dir: Path):
     """perf_run(facts, replay, *args) -> Run: the perf suite on these facts and figures."""
-    runs = iter(range(1_000_000))
+    runner = SuiteRunner(pytester, "-o", "junit_family=xunit1", "-rA")
 
     def run(facts: dict | None, replay: dict | None, *args: str) -> Run:
-        n = next(runs)
-        options = []
-        if facts is not None:
-            (pytester.path / f"facts-{n}.json").write_text(json.dumps(facts))
-            options.append(f"--facts={pytester.path / f'facts-{n}.json'}")
-        if replay is not None:
-            (pytester.path / f"measured-{n}.json").write_text(json.dumps(replay))
-            options.append(f"--replay-measurements={pytester.path / f'measured-{n}.json'}")
-        junit = pytester.path / f"junit-{n}.xml"
-        result = pytester.runpytest_inprocess(
-            *options,
-            *args,
-            f"--junitxml={junit}",
-            "-o",
-            "junit_family=xunit1",
-            "-p",
-            "no:cacheprovider",
-            "-rA",
-            "--rootdir",
-            str(REPO),
-            str(PERF_SUITE),
-        )
-        output = result.stdout.str() + "\n" + result.stderr.str()
-        return Run(int(result.ret), *junit_results(junit), output, _warnings(output))
+        inputs = {"--facts": facts, "--replay-measurements": replay}
+        done = runner(PERF_SUITE, *args, inputs=inputs)
+        return Run(done.ret, *junit_results(done.cases), done.output, _warnings(done.output))
 
     return run
 
 
-def junit_results(path: Path):
+def junit_results(cases: dict[str, Case]):
     """(outcomes, messages, properties) of a run, properties parsed back into values."""
-    cases = read_junit(path)
     outcomes, messages = outcomes_and_messages(cases)
     properties = {n: {k: _literal(v) for k, v in c.properties.items()} for n, c in cases.items()}
     return outcomes, messages, properties

@@ -3,17 +3,15 @@ spec: the healthy machine passes, the faulty one still fails."""
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
-from junit_cases import outcomes_and_messages, read_junit
+from junit_cases import outcomes_and_messages
 from perf_inputs import measurements
+from suite_replays import REPO, SUITES, SuiteRunner
 
-REPO = Path(__file__).resolve().parents[2]
-PERF_SUITE = REPO / "suites" / "perf"
+PERF_SUITE = SUITES / "perf"
 SNAPSHOTS = REPO / "fixtures" / "snapshots"
 
 
@@ -31,32 +29,18 @@ def class_run(pytester: pytest.Pytester, monkeypatch, tmp_path):
     judged by the committed spec (expected/), with these measurements replayed."""
     monkeypatch.delenv("RIGCHECK_EXPECTED_DIR", raising=False)
     monkeypatch.setenv("RIGCHECK_REPORT_DIR", str(tmp_path / "reports"))
-    runs = iter(range(1_000_000))
+    runner = SuiteRunner(pytester, "-o", "junit_family=xunit1", "-p", "no:rigcheck.reports.plugin")
 
     def run(name: str, replay: dict, *args: str) -> Run:
-        n = next(runs)
-        measured = pytester.path / f"measured-{n}.json"
-        measured.write_text(json.dumps(replay))
-        junit = pytester.path / f"junit-{n}.xml"
-        result = pytester.runpytest_inprocess(
+        done = runner(
+            PERF_SUITE,
             f"--facts={SNAPSHOTS / f'{name}.json'}",
-            f"--replay-measurements={measured}",
             "-m",
             name,
             *args,
-            f"--junitxml={junit}",
-            "-o",
-            "junit_family=xunit1",
-            "-p",
-            "no:cacheprovider",
-            "-p",
-            "no:rigcheck.reports.plugin",
-            "--rootdir",
-            str(REPO),
-            str(PERF_SUITE),
+            inputs={"--replay-measurements": replay},
         )
-        output = result.stdout.str() + "\n" + result.stderr.str()
-        return Run(int(result.ret), *outcomes_and_messages(read_junit(junit)), output)
+        return Run(done.ret, *outcomes_and_messages(done.cases), done.output)
 
     return run
 

@@ -12,16 +12,12 @@ run's junit XML, test names as pytest reports them (parameters included).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from junit_cases import read_junit
-
-REPO = Path(__file__).resolve().parents[2]
-SUITES = REPO / "suites"
+from suite_replays import SUITES, SuiteRunner
 
 # Checks that fail on a class's good snapshot for a defect outside the replay, with the defect.
 # A replay expects them on top of a variant's failures and reports them as an xfail; an entry
@@ -49,33 +45,16 @@ class Replay:
 def replay(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch):
     """replay(snapshot, *pytest_args, reports=False) -> Replay; a dict is written to a file."""
     monkeypatch.setenv("RIGCHECK_REPORT_DIR", str(pytester.path / "reports"))
-    runs = iter(range(1_000_000))
+    runner = SuiteRunner(pytester)
 
     def run(snapshot: Path | dict[str, Any], *args: str, reports: bool = False) -> Replay:
-        n = next(runs)
-        if isinstance(snapshot, dict):
-            path = pytester.path / f"facts-{n}.json"
-            path.write_text(json.dumps(snapshot))
-            snapshot = path
-        junit = pytester.path / f"junit-{n}.xml"
-        result = pytester.runpytest_inprocess(
-            *args,
-            f"--facts={snapshot}",  # one token: a separate path would be read as a test path
-            f"--junitxml={junit}",
-            *([] if reports else ["-p", "no:rigcheck.reports.plugin"]),
-            "-p",
-            "no:cacheprovider",
-            "--rootdir",
-            str(REPO),
-            str(SUITES),
-        )
-        cases = read_junit(junit)
+        plugins = [] if reports else ["-p", "no:rigcheck.reports.plugin"]
+        done = runner(SUITES, *args, *plugins, inputs={"--facts": snapshot})
         failed, errors = (
-            {n: c.problems[tag] for n, c in cases.items() if tag in c.problems}
+            {n: c.problems[tag] for n, c in done.cases.items() if tag in c.problems}
             for tag in ("failure", "error")
         )
-        output = result.stdout.str() + "\n" + result.stderr.str()
-        return Replay(int(result.ret), failed, errors, output)
+        return Replay(done.ret, failed, errors, done.output)
 
     return run
 
