@@ -415,14 +415,21 @@ def test_idle_throttle_reasons_member_by_member(name):
     for reason in allowed:
         devices[1]["throttle_reasons"] = [reason]
         assert decide(health.test_no_throttle_at_idle, spec, devices) == ("passed", ""), reason
-    devices[1]["throttle_reasons"] = [*allowed, "sw_thermal", "hw_slowdown"]
+    devices[1]["throttle_reasons"] = [*allowed, "sw_thermal_slowdown", "hw_slowdown"]
     outcome, message = decide(health.test_no_throttle_at_idle, spec, devices)
     assert outcome == "failed"
     assert message == (
-        f"clocks held down at idle: {label(devices[1])}: hw_slowdown, sw_thermal. Thermal "
-        "reasons: check cooling and fans; power reasons: check the power limit; hw_slowdown: a "
-        "power or thermal fault."
+        f"clocks held down at idle: {label(devices[1])}: hw_slowdown, sw_thermal_slowdown. "
+        "hw_slowdown: the board's HW slowdown is asserted (a power-brake or thermal fault): reset "
+        "the GPU (`nvidia-smi -r`) or reboot; if it stays, drain the node and ask the provider. "
+        "sw_thermal_slowdown: the driver slows the GPU for heat at idle: check fans, airflow and "
+        "the inlet temperature, or ask the provider."
     ), message
+    devices[1]["throttle_reasons"] = ["made_up_reason"]  # a reason NVML may add later
+    outcome, message = decide(health.test_no_throttle_at_idle, spec, devices)
+    assert message.endswith("made_up_reason: an unknown reason: `nvidia-smi -q -d PERFORMANCE`."), (
+        message
+    )
 
 
 @pytest.mark.parametrize("name", NVIDIA)
@@ -832,14 +839,15 @@ def test_iommu_translating_fails_and_off_passes():
     outcome, message = decide(host_limits.test_iommu_not_translating_p2p, spec, facts, 2)
     assert outcome == "failed"
     assert message == (
-        "the IOMMU translates DMA (90 groups, boot flags intel_iommu=on, iommu=nopt): GPU "
-        "peer-to-peer over PCIe is redirected through the root complex or blocked, and NCCL hangs "
+        "the IOMMU translates DMA (90 groups, boot flags intel_iommu=on, iommu=nopt; no "
+        "per-device domain type to read): GPU peer-to-peer over PCIe is redirected through the "
+        "root complex or blocked, and NCCL hangs "
         "or slows down. Boot with iommu=pt (or disable the IOMMU in the BIOS) as NCCL's "
         "troubleshooting guide says."
     ), message
     facts.data["host_limits"]["iommu"] = {"groups": 1, "cmdline": []}
     outcome, message = decide(host_limits.test_iommu_not_translating_p2p, spec, facts, 2)
-    assert "(1 groups, boot flags none)" in message
+    assert "(1 groups, boot flags none; no per-device domain type to read)" in message
     facts.data["host_limits"]["iommu"] = {"groups": 0, "cmdline": []}
     assert decide(host_limits.test_iommu_not_translating_p2p, spec, facts, 2) == ("passed", "")
     assert decide(host_limits.test_iommu_not_translating_p2p, spec, facts, 1) == (
