@@ -49,11 +49,17 @@ AMD_EQUIVALENT = {
     "test_nvlink_error_counters": "test_amd_xgmi_links_up",
     "test_nvswitch_fabric_registered": "test_amd_xgmi_links_up",
     "test_firmware_identical_across_gpus": "test_amd_firmware_identical_across_gpus",
+    "test_idle_temperature_below_slowdown": "test_amd_idle_temperature_below_slowdown",
 }
 
 
 # NVML-suite checks whose facts AMD devices carry too (sysfs AER): they judge AMD as they are.
 AMD_JUDGED_AS_IS = {"test_pcie_aer_within_limits"}
+
+
+def _amd_file(test: str) -> str:
+    """The file of the amdsmi check that stands in for an NVML one."""
+    return "test_amd_idle.py" if "idle" in AMD_EQUIVALENT[test] else "test_amd_health.py"
 
 
 def nvidia_counters(spec: Spec, what: str, test: str) -> None:
@@ -63,7 +69,7 @@ def nvidia_counters(spec: Spec, what: str, test: str) -> None:
         return
     if spec.vendor == "amd" and test in AMD_EQUIVALENT:
         pytest.skip(
-            f"NVML's check: on AMD, suites/facts/test_amd_health.py::{AMD_EQUIVALENT[test]} "
+            f"NVML's check: on AMD, suites/facts/{_amd_file(test)}::{AMD_EQUIVALENT[test]} "
             "judges this through amdsmi"
         )
     nvidia_only(spec, what)

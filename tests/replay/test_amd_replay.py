@@ -6,6 +6,8 @@ import copy
 import json
 from pathlib import Path
 
+import pytest
+
 from rigcheck.facts import amd_smi
 
 SNAPSHOTS = Path(__file__).resolve().parents[2] / "fixtures" / "snapshots"
@@ -20,6 +22,7 @@ AMD_CHECKS = {
     "test_amd_pcie_width",
     "test_amd_pcie_replays_within_limit",
     "test_amd_firmware_identical_across_gpus",
+    "test_amd_idle_temperature_below_slowdown",
 }
 
 
@@ -46,3 +49,20 @@ def test_not_supported_where_the_class_needs_it_fails_and_where_it_can_live_with
     assert not result.errors, result.describe()
     assert set(result.failed) == {"test_amd_power_cap_not_capped"}, result.describe()
     assert "not supported" in result.failed["test_amd_power_cap_not_capped"]
+
+
+@pytest.mark.parametrize(
+    ("key", "field"), [("amd_temperature", None), ("slowdown_c", "slowdown_c")]
+)
+def test_a_temperature_or_threshold_not_reported_fails_closed(replay, key, field):
+    """No hotspot reading, or no slowdown threshold: idle heat cannot be judged, never passes."""
+    snapshot = copy.deepcopy(MI300X)
+    device = snapshot["devices"][0]
+    if field is None:
+        device["amd_temperature"] = None  # NOT_SUPPORTED
+    else:
+        device["amd_temperature"][field] = None
+    result = replay(snapshot, "-m", "mi300x", "-k", "amd_idle")
+    assert not result.errors, result.describe()
+    assert set(result.failed) == {"test_amd_idle_temperature_below_slowdown"}, result.describe()
+    assert key in result.failed["test_amd_idle_temperature_below_slowdown"]
