@@ -124,6 +124,9 @@ def fake_amdsmi(
         AmdSmiTemperatureType=AmdSmiTemperatureType,
         AmdSmiTemperatureMetric=AmdSmiTemperatureMetric,
         amdsmi_get_temp_metric=call("amdsmi_get_temp_metric", temp_metric),
+        amdsmi_get_gpu_process_list=call(
+            "amdsmi_get_gpu_process_list", lambda d: [_proc(p) for p in need(d["processes"])]
+        ),
         amdsmi_topo_get_link_type=pair(
             "amdsmi_topo_get_link_type",
             lambda p: {"hops": p["link"]["hops"], "type": LINK_TYPES[p["link"]["type"]]},
@@ -242,3 +245,16 @@ def _pcie(link: dict[str, Any]) -> dict[str, Any]:
 def _links(xgmi: dict[str, Any]) -> dict[str, Any]:
     status = ["U"] * xgmi["up"] + ["D"] * xgmi["down"] + ["X"] * xgmi["disabled"]
     return {"status": status, "total_links": xgmi["total_links"]}
+
+
+def _proc(proc: dict[str, Any]) -> dict[str, Any]:
+    """amdsmi_get_gpu_process_list's entry (amdsmi 7.0): memory in bytes, name "N/A" if blank."""
+    vram = proc["used_bytes"]
+    return {
+        "name": "python3",
+        "pid": proc["pid"],
+        "mem": vram or 0,
+        "engine_usage": {"gfx": 0, "enc": 0},
+        "memory_usage": {"gtt_mem": 0, "cpu_mem": 0, "vram_mem": _na(vram)},
+        "cu_occupancy": "N/A",
+    }

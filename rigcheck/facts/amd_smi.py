@@ -29,7 +29,7 @@ XGMI_ERROR = {0: "no_errors", 1: "error", 2: "multiple_errors"}  # AmdSmiXgmiSta
 PCIE_GEN = {2500: 1, 5000: 2, 8000: 3, 16000: 4, 32000: 5, 64000: 6}
 LINK_TYPES = {0: "internal", 1: "pcie", 2: "xgmi", 3: "not_applicable", 4: "unknown"}
 KEYS = ("ras", "ras_blocks", "bad_pages", "power_cap", "pcie_link", "xgmi", "amd_firmware",
-        "amd_temperature")  # fmt: skip
+        "amd_temperature", "processes")  # fmt: skip
 
 
 def load_amdsmi() -> Any:
@@ -174,6 +174,7 @@ def probe_device(smi: Any, h: Any, read: Callable[[Callable[[], Any]], Any]) -> 
         "xgmi": read(lambda: _xgmi(smi, h, read)),
         "amd_firmware": read(lambda: _firmware(smi, h)),
         "amd_temperature": read(lambda: _temperature(smi, h, read)),
+        "processes": read(lambda: _processes(smi, h)),
     }
 
 
@@ -290,3 +291,13 @@ def _temperature(smi: Any, h: Any, read) -> dict[str, Any]:
         "slowdown_c": limit(metric.CRITICAL),
         "shutdown_c": limit(metric.EMERGENCY),
     }
+
+
+def _processes(smi: Any, h: Any) -> list[dict[str, Any]]:
+    """Processes holding the GPU, in NVML's record shape (pid, VRAM held) so one check judges
+    both vendors. amdsmi_get_gpu_process_list answers dicts with "pid" and
+    "memory_usage": {"vram_mem", "gtt_mem", "cpu_mem"} in bytes (amdsmi 7.0)."""
+    return [
+        {"pid": int(p["pid"]), "used_bytes": _number(p["memory_usage"]["vram_mem"])}
+        for p in smi.amdsmi_get_gpu_process_list(h)
+    ]

@@ -68,6 +68,7 @@ def amd_health(spec: Spec, count: int) -> dict[str, Any]:
         "xgmi": _xgmi(links) if count > 1 else None,
         "amd_firmware": {"vbios": FIRMWARE["vbios"], "blocks": dict(FIRMWARE["blocks"])},
         "amd_temperature": dict(IDLE_TEMPERATURE),
+        "processes": [],  # idle: nothing holds the GPU
     }
 
 

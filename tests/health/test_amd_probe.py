@@ -234,3 +234,23 @@ def test_no_hotspot_sensor_is_none_not_a_crash(node):
         d["amd_temperature"]["hotspot_c"] = None
     devices, _ = probe(node, fake(node))
     assert all(d["amd_temperature"] is None for d in devices)
+
+
+def test_an_idle_gpu_lists_no_process(node):
+    devices, _ = probe(node, fake(node))
+    assert all(d["processes"] == [] for d in devices)
+
+
+def test_a_process_holding_the_gpu_is_listed_with_its_vram(node):
+    node["devices"][0]["processes"] = [{"pid": 48213, "used_bytes": 2**33}]
+    node["devices"][1]["processes"] = [{"pid": 7, "used_bytes": None}]  # amdsmi: "N/A"
+    devices, _ = probe(node, fake(node))
+    assert devices[0]["processes"] == [{"pid": 48213, "used_bytes": 2**33}]
+    assert devices[1]["processes"] == [{"pid": 7, "used_bytes": None}]
+
+
+def test_a_refused_process_list_is_an_error_record(node):
+    module = fake(node)
+    module.failures[("amdsmi_get_gpu_process_list", None)] = NO_PERM
+    devices, _ = probe(node, module)
+    assert all("permission denied" in d["processes"]["error"] for d in devices)
