@@ -337,6 +337,11 @@ TYPES: dict[str, FactType] = {
     "kernel_log.xid_events": _t("list", "the Xid events in the window", items="object"),
     "kernel_log.xid_events.*.code": _t("count", "the Xid code NVIDIA's catalogue explains"),
     "kernel_log.xid_events.*.bus_id": _t("text", "the PCI address of the GPU the Xid names"),
+    "kernel_log.amdgpu_events": _t(
+        "list", "amdgpu's fault lines in the window (amdgpu_log.py)", items="object"
+    ),
+    "kernel_log.amdgpu_events.*.text": _t("text", "the amdgpu line, which names the fault"),
+    "kernel_log.amdgpu_events.*.bus_id": _t("text", "the PCI address of the GPU amdgpu names"),
     "host.virtualization": _t(
         "choice",
         "whether a hypervisor sits under this host (systemd-detect-virt, else the CPU flag)",
