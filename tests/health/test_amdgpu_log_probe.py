@@ -6,6 +6,8 @@ the window and the unreadable-log record are the Xid probe's."""
 import subprocess
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from rigcheck.facts import amdgpu_log, kernel_log
 
@@ -129,3 +131,22 @@ def test_an_unreadable_log_is_an_error_record_not_no_events(monkeypatch):
     log = kernel_log.probe_kernel_log(denied)
     assert "error" in log and "amdgpu_events" not in log
     assert "Operation not permitted" in log["error"]
+
+
+@given(st.text(max_size=300))
+def test_any_line_parses_or_is_none_never_raises(line):
+    event = amdgpu_log.parse_amdgpu(line)
+    assert event is None or amdgpu_log.classify(event["text"]) is not None
+
+
+@given(
+    count=st.integers(min_value=1, max_value=10**9),
+    block=st.sampled_from(["umc", "gfx", "sdma", "mmhub", "xgmi_wafl", "UMC"]),
+    bus=st.from_regex(r"[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]", fullmatch=True),
+)
+def test_every_uncorrectable_count_is_a_machine_fault_and_zero_is_not(count, block, bus):
+    line = f"amdgpu {bus}: amdgpu: {{}} uncorrectable hardware errors detected in {block} block"
+    event = amdgpu_log.parse_amdgpu(line.format(count))
+    assert event["bus_id"] == bus
+    assert amdgpu_log.classify(event["text"]).cause == "machine"
+    assert amdgpu_log.parse_amdgpu(line.format(0)) is None
