@@ -25,10 +25,43 @@ def health_limit(spec: Spec, key: str) -> float:
     return value
 
 
-def nvidia_only(spec: Spec, what: str) -> None:
+# NVML checks with no amdsmi counterpart probed yet: on AMD each xfails saying exactly what
+# rigcheck would have to read, and how to look by hand meanwhile.
+AMD_NOT_READ = {
+    "test_no_throttle_at_idle": "AMD throttling at idle is not read yet: it needs "
+    "amdsmi_get_gpu_metrics_info's throttle_status / indep_throttle_status bits; look with "
+    "`amd-smi metric --throttle`",
+    "test_applications_clocks_at_default": "AMD clock limits set by hand are not read yet: "
+    "they need amdsmi_get_clk_freq's selected SCLK/MCLK levels against the supported ones "
+    "(`amd-smi set --clk-limit` lowers them); look with `amd-smi metric --clock`",
+    "test_boost_clock_ceiling_at_board_max": "the AMD SCLK ceiling is not read yet: it needs "
+    "amdsmi_get_clock_info's max_clk against the board's top DPM level; look with "
+    "`amd-smi static --clock`",
+    "test_ecc_stays_on_after_reboot": "the AMD ECC state after the next reboot is not read "
+    "yet: it is the amdgpu.ras_enable module option (/etc/modprobe.d, the kernel command line); "
+    "test_amd_ecc_enabled judges the state in force",
+    "test_memory_in_use_is_listed": "AMD VRAM in use is not read yet: it needs "
+    "amdsmi_get_gpu_memory_usage(VRAM) beside the process list's vram_mem (test_no_other_processes "
+    "judges the list); look with `amd-smi monitor --vram`",
+    "test_mig_state": "MI300X's counterpart of MIG, compute and memory partitioning (SPX/CPX, "
+    "NPS1/NPS4: amdsmi_get_gpu_compute_partition, amdsmi_get_gpu_memory_partition), is not "
+    "read yet; look with `amd-smi static --partition`",
+    "test_mig_mode_after_reset": "MI300X's pending partition mode (the counterpart of MIG "
+    "pending) is not read yet; look with `amd-smi static --partition`",
+}
+# NVIDIA-only settings with nothing to judge on AMD.
+AMD_NOT_APPLICABLE = {
+    "test_persistence_mode": "persistence mode is NVIDIA's (it keeps the driver initialised "
+    "with no client); amdgpu keeps the GPU initialised while its kernel module is loaded",
+}
+
+
+def nvidia_only(spec: Spec, what: str, test: str | None = None) -> None:
     """Counters come from NVML and the NVIDIA driver's log; AMD's need amdsmi (not read yet)."""
+    if spec.vendor == "amd" and test in AMD_NOT_APPLICABLE:
+        pytest.skip(AMD_NOT_APPLICABLE[test])
     if spec.vendor == "amd":
-        pytest.xfail(f"AMD {what} are not probed yet: needs amdsmi")
+        pytest.xfail(AMD_NOT_READ.get(test, f"AMD {what} are not probed yet: needs amdsmi"))
     if spec.vendor != "nvidia":
         pytest.skip(f"{what}: only NVIDIA classes report them; {spec.name} is {spec.vendor}")
 
@@ -49,11 +82,23 @@ AMD_EQUIVALENT = {
     "test_nvlink_error_counters": "test_amd_xgmi_links_up",
     "test_nvswitch_fabric_registered": "test_amd_xgmi_links_up",
     "test_firmware_identical_across_gpus": "test_amd_firmware_identical_across_gpus",
+    "test_idle_temperature_below_slowdown": "test_amd_idle_temperature_below_slowdown",
 }
 
 
 # NVML-suite checks whose facts AMD devices carry too (sysfs AER): they judge AMD as they are.
-AMD_JUDGED_AS_IS = {"test_pcie_aer_within_limits"}
+# amdsmi_get_gpu_process_list is stored as NVML's "processes" (amd_smi._processes).
+# amd_topology.py writes NVML's topology shape (gpus with index, pairs with gpus).
+AMD_JUDGED_AS_IS = {
+    "test_pcie_aer_within_limits",
+    "test_no_other_processes",
+    "test_topology_lists_every_gpu",
+}
+
+
+def _amd_file(test: str) -> str:
+    """The file of the amdsmi check that stands in for an NVML one."""
+    return "test_amd_idle.py" if "idle" in AMD_EQUIVALENT[test] else "test_amd_health.py"
 
 
 def nvidia_counters(spec: Spec, what: str, test: str) -> None:
@@ -63,10 +108,10 @@ def nvidia_counters(spec: Spec, what: str, test: str) -> None:
         return
     if spec.vendor == "amd" and test in AMD_EQUIVALENT:
         pytest.skip(
-            f"NVML's check: on AMD, suites/facts/test_amd_health.py::{AMD_EQUIVALENT[test]} "
+            f"NVML's check: on AMD, suites/facts/{_amd_file(test)}::{AMD_EQUIVALENT[test]} "
             "judges this through amdsmi"
         )
-    nvidia_only(spec, what)
+    nvidia_only(spec, what, test)
 
 
 def newer_fact(facts: Facts, path: str) -> Any:

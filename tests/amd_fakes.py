@@ -45,6 +45,13 @@ class AmdSmiParameterException(AmdSmiException):
 
 
 AmdSmiGpuBlock = IntEnum("AmdSmiGpuBlock", {n: 1 << i for i, n in enumerate(GPU_BLOCKS)})
+# amdsmi_wrapper's AMDSMI_TEMPERATURE_TYPE_* (HOTSPOT and JUNCTION are both 1) and AMDSMI_TEMP_*.
+AmdSmiTemperatureType = IntEnum("AmdSmiTemperatureType", {"EDGE": 0, "HOTSPOT": 1, "VRAM": 2,
+                                                          "HBM_0": 3})  # fmt: skip
+AmdSmiTemperatureMetric = IntEnum(
+    "AmdSmiTemperatureMetric", {"CURRENT": 0, "MAX": 1, "MIN": 2, "CRITICAL": 5, "EMERGENCY": 7}
+)
+TEMP_FIELD = {"CURRENT": "hotspot_c", "CRITICAL": "slowdown_c", "EMERGENCY": "shutdown_c"}
 
 
 def need(value: Any) -> Any:
@@ -103,7 +110,23 @@ def fake_amdsmi(
 
         return wrapped
 
+    def temp_metric(d, sensor, metric):
+        """Only the hotspot sensor is kept, as on MI300X (no edge sensor: NOT_SUPPORTED)."""
+        if not isinstance(sensor, AmdSmiTemperatureType):
+            raise AmdSmiParameterException(sensor)
+        if not isinstance(metric, AmdSmiTemperatureMetric):
+            raise AmdSmiParameterException(metric)
+        if sensor is not AmdSmiTemperatureType.HOTSPOT or metric.name not in TEMP_FIELD:
+            raise AmdSmiLibraryException(NOT_SUPPORTED)
+        return need(need(d["amd_temperature"])[TEMP_FIELD[metric.name]])
+
     module = SimpleNamespace(
+        AmdSmiTemperatureType=AmdSmiTemperatureType,
+        AmdSmiTemperatureMetric=AmdSmiTemperatureMetric,
+        amdsmi_get_temp_metric=call("amdsmi_get_temp_metric", temp_metric),
+        amdsmi_get_gpu_process_list=call(
+            "amdsmi_get_gpu_process_list", lambda d: [_proc(p) for p in need(d["processes"])]
+        ),
         amdsmi_topo_get_link_type=pair(
             "amdsmi_topo_get_link_type",
             lambda p: {"hops": p["link"]["hops"], "type": LINK_TYPES[p["link"]["type"]]},
@@ -222,3 +245,16 @@ def _pcie(link: dict[str, Any]) -> dict[str, Any]:
 def _links(xgmi: dict[str, Any]) -> dict[str, Any]:
     status = ["U"] * xgmi["up"] + ["D"] * xgmi["down"] + ["X"] * xgmi["disabled"]
     return {"status": status, "total_links": xgmi["total_links"]}
+
+
+def _proc(proc: dict[str, Any]) -> dict[str, Any]:
+    """amdsmi_get_gpu_process_list's entry (amdsmi 7.0): memory in bytes, name "N/A" if blank."""
+    vram = proc["used_bytes"]
+    return {
+        "name": "python3",
+        "pid": proc["pid"],
+        "mem": vram or 0,
+        "engine_usage": {"gfx": 0, "enc": 0},
+        "memory_usage": {"gtt_mem": 0, "cpu_mem": 0, "vram_mem": _na(vram)},
+        "cu_occupancy": "N/A",
+    }

@@ -28,7 +28,8 @@ XGMI_ERROR = {0: "no_errors", 1: "error", 2: "multiple_errors"}  # AmdSmiXgmiSta
 # PCIe transfer rate per lane (MT/s) -> generation, as amdsmi_get_pcie_info reports the speed.
 PCIE_GEN = {2500: 1, 5000: 2, 8000: 3, 16000: 4, 32000: 5, 64000: 6}
 LINK_TYPES = {0: "internal", 1: "pcie", 2: "xgmi", 3: "not_applicable", 4: "unknown"}
-KEYS = ("ras", "ras_blocks", "bad_pages", "power_cap", "pcie_link", "xgmi", "amd_firmware")
+KEYS = ("ras", "ras_blocks", "bad_pages", "power_cap", "pcie_link", "xgmi", "amd_firmware",
+        "amd_temperature", "processes")  # fmt: skip
 
 
 def load_amdsmi() -> Any:
@@ -172,6 +173,8 @@ def probe_device(smi: Any, h: Any, read: Callable[[Callable[[], Any]], Any]) -> 
         "pcie_link": read(lambda: _pcie_link(smi, h)),
         "xgmi": read(lambda: _xgmi(smi, h, read)),
         "amd_firmware": read(lambda: _firmware(smi, h)),
+        "amd_temperature": read(lambda: _temperature(smi, h, read)),
+        "processes": read(lambda: _processes(smi, h)),
     }
 
 
@@ -266,3 +269,35 @@ def _firmware(smi: Any, h: Any) -> dict[str, Any]:
         "blocks": {getattr(b["fw_name"], "name", str(b["fw_name"])): str(b["fw_version"])
                    for b in blocks},
     }  # fmt: skip
+
+
+def _temperature(smi: Any, h: Any, read) -> dict[str, Any]:
+    """The hotspot (junction) sensor now, and the thresholds the GPU itself reports for it.
+
+    amdsmi_get_temp_metric answers degrees C (amd-smi prints it as is). CRITICAL is where the
+    firmware starts to slow the GPU down, EMERGENCY where it shuts down (amd-smi static --limit
+    shows them as slowdown and shutdown). MI300X has no edge sensor (NOT_SUPPORTED): the hotspot
+    is the one every Instinct reports. A threshold the device does not report is None.
+    """
+    sensor = smi.AmdSmiTemperatureType.HOTSPOT
+    metric = smi.AmdSmiTemperatureMetric
+    current = int(smi.amdsmi_get_temp_metric(h, sensor, metric.CURRENT))
+
+    def limit(kind: Any) -> Any:
+        return read(lambda: int(smi.amdsmi_get_temp_metric(h, sensor, kind)))
+
+    return {
+        "hotspot_c": current,
+        "slowdown_c": limit(metric.CRITICAL),
+        "shutdown_c": limit(metric.EMERGENCY),
+    }
+
+
+def _processes(smi: Any, h: Any) -> list[dict[str, Any]]:
+    """Processes holding the GPU, in NVML's record shape (pid, VRAM held) so one check judges
+    both vendors. amdsmi_get_gpu_process_list answers dicts with "pid" and
+    "memory_usage": {"vram_mem", "gtt_mem", "cpu_mem"} in bytes (amdsmi 7.0)."""
+    return [
+        {"pid": int(p["pid"]), "used_bytes": _number(p["memory_usage"]["vram_mem"])}
+        for p in smi.amdsmi_get_gpu_process_list(h)
+    ]

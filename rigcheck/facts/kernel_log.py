@@ -1,4 +1,5 @@
 """Xid events from the kernel log: journalctl, /dev/kmsg or dmesg, within a window since boot.
+amdgpu's fault lines (amdgpu_log.py) are read from the same lines, in the same window.
 
 The NVIDIA driver logs every GPU fault as `NVRM: Xid (PCI:0000:3b:00): 79, pid=..., <text>`.
 The probe keeps each event's time (seconds since boot), PCI bus id, code and text; what a code
@@ -19,6 +20,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from rigcheck.facts.amdgpu_log import parse_amdgpu
 from rigcheck.facts.probe import CommandRunner, error_record
 
 WINDOW_ENV = "RIGCHECK_XID_WINDOW"  # e.g. "2h", "30m", "900s"; unset or "boot": since boot
@@ -143,9 +145,8 @@ def _uptime() -> float | None:
 def _events(source: str, lines: list[str], window_s: int | None) -> dict[str, Any]:
     uptime = _uptime()
     since = None if window_s is None or uptime is None else max(0.0, uptime - window_s)
-    events = [e for e in (parse_xid(line) for line in lines) if e is not None]
-    if since is not None:
-        events = [e for e in events if e["t_s"] is None or e["t_s"] >= since]
+    events = _within([parse_xid(line) for line in lines], since)
+    amdgpu = _within([parse_amdgpu(line) for line in lines], since)  # amdgpu_log.py
     return {
         "source": source,
         "window_s": window_s,
@@ -153,7 +154,17 @@ def _events(source: str, lines: list[str], window_s: int | None) -> dict[str, An
         "lines_read": len(lines),
         "xid_count": len(events),
         "xid_events": events[-MAX_EVENTS:],
+        "amdgpu_count": len(amdgpu),
+        "amdgpu_events": amdgpu[-MAX_EVENTS:],
     }
+
+
+def _within(events: list[dict[str, Any] | None], since: float | None) -> list[dict[str, Any]]:
+    """The parsed events (None: not an event line) stamped at or after `since`."""
+    found = [e for e in events if e is not None]
+    if since is None:
+        return found
+    return [e for e in found if e["t_s"] is None or e["t_s"] >= since]
 
 
 def parse_xid(line: str) -> dict[str, Any] | None:

@@ -35,6 +35,9 @@ FIRMWARE = {
 PAGES_NONE = {"retired": 0, "pending": 0, "unreservable": 0}
 PCIE_GEN5_X16 = {"gen_current": 5, "gen_max": 5, "width_current": 16, "width_max": 16,
                  "replays": 0, "recoveries": 0, "nak_sent": 0, "nak_received": 0}  # fmt: skip
+# An idle MI300X's hotspot and the thresholds amd-smi static --limit shows for it (slowdown
+# 100 C, shutdown 110 C): representative figures, not read from a machine.
+IDLE_TEMPERATURE = {"hotspot_c": 40, "slowdown_c": 100, "shutdown_c": 110}
 BAD_PAGE_THRESHOLD = 128  # representative: the driver computes it from VRAM and EEPROM size
 # A ROCm 6.2 host: amdgpu-dkms 6.8.5 is the kernel driver that ROCm 6.2.0 installs.
 ROCM_HOST = {
@@ -64,6 +67,8 @@ def amd_health(spec: Spec, count: int) -> dict[str, Any]:
         # A lone GPU (a VM's SR-IOV function) has no peers: amdsmi answers NOT_SUPPORTED.
         "xgmi": _xgmi(links) if count > 1 else None,
         "amd_firmware": {"vbios": FIRMWARE["vbios"], "blocks": dict(FIRMWARE["blocks"])},
+        "amd_temperature": dict(IDLE_TEMPERATURE),
+        "processes": [],  # idle: nothing holds the GPU
     }
 
 

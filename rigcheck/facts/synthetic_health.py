@@ -94,6 +94,8 @@ def kernel_log(os_name: str) -> dict[str, Any]:
         "lines_read": 2412,
         "xid_count": 0,
         "xid_events": [],
+        "amdgpu_count": 0,
+        "amdgpu_events": [],
     }
 
 

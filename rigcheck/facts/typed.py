@@ -304,6 +304,19 @@ TYPES: dict[str, FactType] = {
     "devices.*.amd_firmware": _t("object", "the GPU's VBIOS and firmware versions"),
     "devices.*.amd_firmware.vbios": _t("text", "the VBIOS version every GPU should share"),
     "devices.*.amd_firmware.blocks": _t("object", "firmware versions every GPU should share"),
+    "devices.*.amd_temperature": _t("object", "the AMD GPU's hotspot sensor and its thresholds"),
+    "devices.*.amd_temperature.hotspot_c": _t(
+        "count", "the AMD GPU's hotspot (junction) temperature now", unit="C"
+    ),
+    "devices.*.amd_temperature.slowdown_c": _t(
+        "count", "where the AMD GPU slows itself down (amdsmi CRITICAL)", unit="C"
+    ),
+    "devices.*.amd_temperature.shutdown_c": _t(
+        "count",
+        "where the AMD GPU shuts down (amdsmi EMERGENCY; null: not reported)",
+        unit="C",
+        nullable=True,
+    ),
     "topology.pairs.*.link": _t("object", "how amdsmi says two AMD GPUs are joined"),
     "topology.pairs.*.link.type": _t("text", "the link between two AMD GPUs (xgmi, pcie)"),
     "topology.pairs.*.link.hops": _t("count", "hops between two AMD GPUs"),
@@ -324,6 +337,11 @@ TYPES: dict[str, FactType] = {
     "kernel_log.xid_events": _t("list", "the Xid events in the window", items="object"),
     "kernel_log.xid_events.*.code": _t("count", "the Xid code NVIDIA's catalogue explains"),
     "kernel_log.xid_events.*.bus_id": _t("text", "the PCI address of the GPU the Xid names"),
+    "kernel_log.amdgpu_events": _t(
+        "list", "amdgpu's fault lines in the window (amdgpu_log.py)", items="object"
+    ),
+    "kernel_log.amdgpu_events.*.text": _t("text", "the amdgpu line, which names the fault"),
+    "kernel_log.amdgpu_events.*.bus_id": _t("text", "the PCI address of the GPU amdgpu names"),
     "host.virtualization": _t(
         "choice",
         "whether a hypervisor sits under this host (systemd-detect-virt, else the CPU flag)",

@@ -5,7 +5,7 @@ from itertools import combinations
 
 import pytest
 
-from rigcheck.limits import nvidia_only
+from rigcheck.limits import nvidia_counters
 from rigcheck.require import device_fact, device_value, expected, fact, gpu_label
 
 pytestmark = pytest.mark.facts
@@ -13,9 +13,9 @@ MIB = 2**20
 
 
 @pytest.fixture
-def nvidia_devices(spec, devices):
-    """NVML facts; AMD devices need amdsmi, which rigcheck does not read yet."""
-    nvidia_only(spec, "pending states and memory use")
+def nvidia_devices(spec, devices, request):
+    """NVML facts; on AMD, limits.py says which have an amdsmi counterpart and which not."""
+    nvidia_counters(spec, "pending states and memory use", request.node.originalname)
     return devices
 
 

@@ -5,6 +5,7 @@ from collections import defaultdict
 
 import pytest
 
+from rigcheck.facts import amdgpu_log
 from rigcheck.facts.xid_catalog import SOURCE, lookup
 from rigcheck.limits import newer_fact, nvidia_only
 from rigcheck.require import device_fact, fact, gpu_label
@@ -24,6 +25,8 @@ def _window(facts) -> str:
 
 
 def test_no_machine_fault_xids(spec, facts, devices):
+    if spec.vendor == "amd":
+        pytest.skip("Xid is NVIDIA's: on AMD, test_no_amdgpu_faults judges amdgpu's log lines")
     nvidia_only(spec, "kernel-log GPU faults (Xid; amdgpu RAS on AMD)")
     events = newer_fact(facts, "kernel_log.xid_events")
     names = _gpu_names(devices)
@@ -44,4 +47,37 @@ def test_no_machine_fault_xids(spec, facts, devices):
         f"the kernel log ({_window(facts)}) has GPU fault events: {' | '.join(found)}."
         + (f" Also seen, caused by applications and not judged: {app_note}." if app_note else "")
         + f" Meanings: {SOURCE}."
+    )
+
+
+def test_no_amdgpu_faults(spec, facts, devices):
+    """amdgpu's RAS, reset and hang lines (amdgpu_log.py), sorted as the Xid check sorts codes:
+    machine and driver faults fail, application faults (page faults, a soft-recovered job) are
+    reported as a warning."""
+    if spec.vendor != "amd":
+        pytest.skip(f"amdgpu's kernel-log lines: {spec.name} is {spec.vendor}")
+    events = newer_fact(facts, "kernel_log.amdgpu_events")
+    names = _gpu_names(devices)
+    faults, apps = defaultdict(int), defaultdict(int)
+    for i in range(len(events)):
+        text = fact(facts, f"kernel_log.amdgpu_events.{i}.text")
+        bus = fact(facts, f"kernel_log.amdgpu_events.{i}.bus_id")
+        kind = amdgpu_log.classify(text)
+        if kind is None:  # a line today's table no longer names: judged, never dropped
+            kind = amdgpu_log.AmdgpuFault("unknown", None, f"unclassified: {text!r}", "machine",
+                                          "read the line and ask the provider")  # fmt: skip
+        where = names.get(bus.lower(), f"PCI {bus} (no GPU torch sees)")
+        (apps if kind.cause == "application" else faults)[(kind, where)] += 1
+    app_note = "; ".join(f"{k.name} x{n} on {w}" for (k, w), n in apps.items())
+    if app_note:
+        warnings.warn(f"application-caused amdgpu events (no machine fault): {app_note}",
+                      stacklevel=1)  # fmt: skip
+    found = [
+        f"{k.name} x{n} on {where}: {k.meaning} ({k.cause} fault). To do: {k.action}"
+        for (k, where), n in faults.items()
+    ]
+    assert not found, (
+        f"the kernel log ({_window(facts)}) has amdgpu fault lines: {' | '.join(found)}."
+        + (f" Also seen, caused by applications and not judged: {app_note}." if app_note else "")
+        + f" Patterns: {amdgpu_log.SOURCE}."
     )

@@ -206,3 +206,51 @@ def test_an_unreadable_rocm_version_is_an_error_record(tmp_path):
 )
 def test_releases_apart(torch_hip, host, apart):
     assert rocm.releases_apart(rocm.release_of(torch_hip), rocm.release_of(host)) == apart
+
+
+def test_the_hotspot_and_its_thresholds_read_back(node):
+    devices, _ = probe(node, fake(node))
+    assert devices[0]["amd_temperature"] == {"hotspot_c": 40, "slowdown_c": 100, "shutdown_c": 110}
+
+
+def test_a_shutdown_threshold_not_reported_is_none(node):
+    for d in node["devices"]:
+        d["amd_temperature"]["shutdown_c"] = None  # the fake answers NOT_SUPPORTED
+    devices, _ = probe(node, fake(node))
+    assert devices[0]["amd_temperature"]["shutdown_c"] is None
+    assert devices[0]["amd_temperature"]["slowdown_c"] == 100
+
+
+def test_a_refused_temperature_read_is_an_error_record(node):
+    module = fake(node)
+    module.failures[("amdsmi_get_temp_metric", "0000:18:00.0")] = NO_PERM
+    devices, _ = probe(node, module)
+    assert "permission denied" in devices[0]["amd_temperature"]["error"]
+    assert devices[1]["amd_temperature"] == node["devices"][1]["amd_temperature"]
+
+
+def test_no_hotspot_sensor_is_none_not_a_crash(node):
+    for d in node["devices"]:
+        d["amd_temperature"]["hotspot_c"] = None
+    devices, _ = probe(node, fake(node))
+    assert all(d["amd_temperature"] is None for d in devices)
+
+
+def test_an_idle_gpu_lists_no_process(node):
+    devices, _ = probe(node, fake(node))
+    assert all(d["processes"] == [] for d in devices)
+
+
+def test_a_process_holding_the_gpu_is_listed_with_its_vram(node):
+    node["devices"][0]["processes"] = [{"pid": 48213, "used_bytes": 2**33}]
+    node["devices"][1]["processes"] = [{"pid": 7, "used_bytes": None}]  # amdsmi: "N/A"
+    devices, _ = probe(node, fake(node))
+    assert devices[0]["processes"] == [{"pid": 48213, "used_bytes": 2**33}]
+    assert devices[1]["processes"] == [{"pid": 7, "used_bytes": None}]
+
+
+def test_a_refused_process_list_is_an_error_record(node):
+    module = fake(node)
+    module.failures[("amdsmi_get_gpu_process_list", None)] = NO_PERM
+    devices, _ = probe(node, module)
+    assert all("permission denied" in d["processes"]["error"] for d in devices)

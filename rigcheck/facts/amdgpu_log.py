@@ -1,0 +1,133 @@
+"""amdgpu's fault lines in the kernel log (AMD's counterpart of NVIDIA's Xid), and what each
+means, whose fault it is and what to do.
+
+amdgpu prints through dev_info/dev_err, so every line starts `amdgpu 0000:75:00.0: ` (some add
+`amdgpu: ` after it). The probe keeps every amdgpu line a pattern below matches (time, bus id,
+text); the check classifies the text, so an old snapshot is judged by today's table. Each
+pattern is a format string of the amdgpu driver (drivers/gpu/drm/amd/amdgpu/ in Linux):
+
+- amdgpu_ras.c: "%ld uncorrectable hardware errors detected in %s block" (the RAS manager of
+  newer kernels: "{%llu} socket: %d, die: %d, %u new uncorrectable hardware errors detected in
+  %s block"), and amdgpu_ras_global_ras_isr's "{%llu} Uncorrectable hardware error
+  (ERREVENT_ATHUB_INTERRUPT) detected!" — a fatal error: the driver resets the GPU.
+- amdgpu_ras_eeprom.c: "RAS records:%u exceeds 90%% of threshold", "RAS records:%d exceed
+  threshold:%d" — retired HBM pages near or at the RMA threshold.
+- amdgpu_job.c, amdgpu_job_timedout: "ring %s timeout, signaled seq=%u, emitted seq=%u" (a
+  hung ring the driver resets); "ring %s timeout, but soft recovered" (one job killed).
+- amdgpu_device.c, amdgpu_device_gpu_recover: "GPU reset begin!", "GPU reset(%d) failed".
+- gmc_v9_0.c: "[%s] %s page fault (src_id:%u ring:%u vmid:%u pasid:%u...)" — a program's
+  illegal address (like NVIDIA's Xid 31): the program's fault, not the machine's.
+
+"no uncorrectable hardware errors detected in umc block" is amdgpu's all-clear: the patterns
+need a count before "uncorrectable", so it never matches.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+SOURCE = (
+    "the amdgpu kernel driver's messages (Linux drivers/gpu/drm/amd/amdgpu/: amdgpu_ras.c, "
+    "amdgpu_ras_eeprom.c, amdgpu_job.c, amdgpu_device.c, gmc_v9_0.c)"
+)
+# "amdgpu 0000:75:00.0: amdgpu: ..." (dev_info/dev_err's prefix: driver name, PCI function).
+PREFIX = re.compile(
+    r"\bamdgpu (?P<bus>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.\d):\s*(?P<text>.*)"
+)
+MONOTONIC = re.compile(r"^\[\s*(?P<t>\d+\.\d+)\]")
+RESET = "drain the node, reset the GPU (`amd-smi reset -G -g <gpu>`) or reboot"
+RMA = "if it recurs, ask the provider to replace the GPU (RMA)"
+
+
+@dataclass(frozen=True)
+class AmdgpuFault:
+    name: str
+    pattern: re.Pattern
+    meaning: str
+    cause: str  # "machine", "driver" or "application", as xid_catalog.Xid.cause
+    action: str
+
+
+CATALOGUE = (
+    AmdgpuFault(
+        "ras_uncorrectable",
+        re.compile(
+            r"\b[1-9]\d* (?:new )?uncorrectable hardware errors detected in "
+            r"(?:total in )?\w+ block",
+            re.I,
+        ),
+        "uncorrectable ECC/RAS errors in a RAS block (UMC: HBM)",
+        "machine",
+        f"{RESET}; `amd-smi metric --ecc --ecc-blocks` shows the counts; {RMA}",
+    ),
+    AmdgpuFault(
+        "ras_fatal",
+        re.compile(r"uncorrectable hardware error\s*\(ERREVENT_ATHUB_INTERRUPT\) detected", re.I),
+        "a fatal hardware error (ERREVENT_ATHUB_INTERRUPT): the driver had to reset the GPU",
+        "machine",
+        f"{RESET}; {RMA}",
+    ),
+    AmdgpuFault(
+        "bad_pages_threshold",
+        re.compile(r"RAS records:\s*\d+ exceeds? (?:90% of )?threshold", re.I),
+        "retired HBM pages near or past the driver's bad-page threshold (RMA point)",
+        "machine",
+        "ask the provider to replace the GPU (RMA); `amd-smi bad-pages` lists the pages",
+    ),
+    AmdgpuFault(
+        "reset_failed",
+        re.compile(r"GPU reset\(\d+\) failed", re.I),
+        "a GPU reset failed: the GPU is unusable until the node reboots",
+        "machine",
+        f"drain the node and reboot it; {RMA}",
+    ),
+    AmdgpuFault(
+        "ring_timeout",
+        re.compile(r"ring \S+ timeout, signaled seq=", re.I),
+        "a hardware ring stopped (a hang); the driver resets the GPU",
+        "driver",
+        f"{RESET}; if it recurs, update the driver/firmware or ask the provider",
+    ),
+    AmdgpuFault(
+        "gpu_reset",
+        re.compile(r"GPU reset begin!", re.I),
+        "the driver reset the GPU (after a hang or a fatal error; a deliberate `amd-smi reset` "
+        "logs it too: narrow the window with --xid-window to after it)",
+        "driver",
+        "find the fault logged just before it; if it recurs, ask the provider",
+    ),
+    AmdgpuFault(
+        "soft_recovered",
+        re.compile(r"ring \S+ timeout, but soft recovered", re.I),
+        "one job hung and was killed; the GPU carried on",
+        "application",
+        "an application hang: fix or restart the program; the machine is not at fault",
+    ),
+    AmdgpuFault(
+        "page_fault",
+        re.compile(r"\] (?:(?:no-)?retry )?page fault \(src_id:", re.I),
+        "a program touched an address it had not mapped (like NVIDIA's Xid 31)",
+        "application",
+        "an application error: fix or restart the program; the machine is not at fault",
+    ),
+)
+
+
+def classify(text: str) -> AmdgpuFault | None:
+    """The first catalogue entry the line matches (order: most specific first)."""
+    return next((f for f in CATALOGUE if f.pattern.search(text)), None)
+
+
+def parse_amdgpu(line: str) -> dict[str, Any] | None:
+    """One amdgpu fault event from a kernel-log line, or None when the line is not one."""
+    match = PREFIX.search(line)
+    if match is None or classify(match["text"]) is None:
+        return None
+    when = MONOTONIC.match(line.strip())
+    return {
+        "t_s": float(when["t"]) if when else None,
+        "bus_id": match["bus"].lower(),
+        "text": match["text"].strip()[:300],
+    }
