@@ -140,7 +140,11 @@ AREAS = {
     ),
     "memory-cli": Area(
         ("rigcheck/memory/cli.py", "rigcheck/memory/report.py"),
-        ("tests/memory/test_fit_cli.py", "tests/memory/test_estimate.py"),
+        (
+            "tests/memory/test_fit_cli_boundaries.py",
+            "tests/memory/test_fit_cli.py",
+            "tests/memory/test_estimate.py",
+        ),
         ("tests/memory/test_fit_cli.py::test_the_rigcheck_command_runs_fit",),
     ),
     # Node-pair rounds (issue 16): the schedule, the judge that names a slow node or link,
