@@ -455,3 +455,53 @@ def test_the_module_runs_as_the_rigcheck_command(capsys) -> None:
     assert exit_info.value.code == 0
     assert capsys.readouterr().out.startswith("usage: rigcheck fit ")
     assert Path(main.__code__.co_filename).name == "cli.py"
+
+
+@pytest.mark.parametrize(
+    ("option", "allowed"),
+    [
+        ("--method", "'full', 'lora', 'qlora'"),
+        ("--precision", "'fp32', 'bf16', 'fp16', 'bf16-mixed', 'fp16-mixed'"),
+        ("--optimizer", "'adam', 'adamw', 'sgd'"),
+        ("--framework", "'deepspeed', 'fsdp', 'megatron', 'hf-trainer', 'plain'"),
+        ("--checkpointing", "'none', 'selective', 'full'"),
+        ("--attention", "'eager', 'flash'"),
+        ("--kv-dtype", "'fp32', 'bf16', 'fp16', 'fp8', 'int8'"),
+        ("--engine", "'vllm', 'hf'"),
+    ],
+)
+def test_an_option_with_named_values_refuses_another_listing_them(capsys, option, allowed) -> None:
+    err = usage_error(capsys, *GPT2, "--vram", "80GiB", option, "bogus")
+    assert err.startswith(f"rigcheck fit: error: argument {option}: invalid choice: 'bogus'")
+    assert allowed in err
+
+
+def test_the_help_groups_the_job_and_the_device_options() -> None:
+    text = fit_parser().format_help()
+    assert "\nthe job:\n" in text and "\nthe device:\n" in text
+
+
+def test_the_gib_and_gb_columns_are_right_aligned_too(capsys) -> None:
+    text = table(report_of(capsys, *GPT2, "--vram", "80GiB"))
+    rows = [line for line in text.splitlines() if line.count("│") == 5 or line.count("┃") == 5]
+    for line in rows:  # each number ends one space before its column's border
+        cells = line.replace("┃", "│").split("│")[2:5]
+        assert all(cell.endswith(" ") and not cell.endswith("  ") for cell in cells), line
+    assert any(cell.startswith("  ") for line in rows for cell in line.split("│")[3:5])
+
+
+def test_offloading_the_weights_moves_them_to_the_host(capsys) -> None:
+    argv = ("--model", "llama-2-7b", "--zero", "3", "--gpus", "2", "--offload-optimizer")
+    _, kept = fit(capsys, *argv, "--vram", "1TB")
+    _, offloaded = fit(capsys, *argv, "--offload-params", "--vram", "1TB")
+    assert kept["weights_bytes"] > 0 and offloaded["weights_bytes"] == 0
+    assert offloaded["host_bytes"] > kept["host_bytes"]
+    assert offloaded["job"]["offload_params"] is True
+
+
+def test_a_plan_file_holds_the_job_s_options_and_nothing_else(capsys, tmp_path) -> None:
+    plan = tmp_path / "plan.json"
+    _, report = fit(capsys, *GPT2, "--vram", "80GiB")
+    argv = ["fit", *GPT2, "--method", "lora", "--lora-targets", "qkv", "--vram", "80GiB"]
+    assert main([*argv, "-o", str(plan)]) == 0
+    assert set(json.loads(plan.read_text())) == set(report["job"])
