@@ -156,6 +156,7 @@ AREAS = {
             "suites/distributed/test_node_pairs.py",
         ),
         (
+            "tests/distributed/test_pair_boundaries.py",
             "tests/distributed/test_pair_verdict.py",
             "tests/distributed/test_pair_schedule.py",
             "tests/distributed/test_pair_worker.py",
