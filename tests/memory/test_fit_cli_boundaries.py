@@ -503,3 +503,95 @@ def test_a_plan_file_holds_the_job_s_options_and_nothing_else(capsys, tmp_path) 
     argv = ["fit", *GPT2, "--method", "lora", "--lora-targets", "qkv", "--vram", "80GiB"]
     assert main([*argv, "-o", str(plan)]) == 0
     assert set(json.loads(plan.read_text())) == set(report["job"])
+
+
+# --- the second run's survivors (every mutant of memory-cli) ------------------------------------
+
+
+def test_inference_tensor_parallelism_is_a_whole_number(capsys) -> None:
+    _, report = fit(capsys, "--model", "llama-2-7b", "--inference", "--gpus", "4", "--vram", "1TB")
+    assert type(report["dp"]) is int and report["dp"] == 1
+
+
+def estimate_of(capsys, *argv: str) -> dict:
+    report = fit(capsys, *argv)[1]
+    report.pop("job")
+    return report
+
+
+@pytest.mark.parametrize(
+    ("given", "default", "part"),
+    [
+        (("--method", "qlora", "--double-quant"), ("--method", "qlora"), "weights_bytes"),
+        (("--inference", "--kv-dtype", "fp8"), ("--inference",), "kv_cache_bytes"),
+        (("--optimizer", "sgd"), (), "optimizer_bytes"),
+        (("--checkpointing", "full"), (), "activations_bytes"),
+        (("--attention", "eager"), (), "activations_bytes"),
+    ],
+)
+def test_each_job_option_reaches_the_estimate(capsys, given, default, part) -> None:
+    base = ("--model", "llama-2-7b", "--vram", "1TB", "--seq", "4096", "--batch", "4")
+    assert estimate_of(capsys, *base, *given)[part] != estimate_of(capsys, *base, *default)[part]
+
+
+def test_the_vllm_block_size_is_a_number_that_reaches_the_estimate(capsys) -> None:
+    argv = ("--model", "llama-2-7b", "--inference", "--vram", "80GiB", "--block-size", "32")
+    report = fit(capsys, *argv)[1]
+    assert report["convention"].endswith(", 32-token blocks") and report["job"]["block_size"] == 32
+
+
+def test_a_parameter_count_alone_defaults_to_2048_tokens(capsys) -> None:
+    base = ("--params", "7B", "--vram", "80GiB")
+    assert estimate_of(capsys, *base) == estimate_of(capsys, *base, "--seq", "2048")
+
+
+def test_parse_count_drops_underscores_anywhere() -> None:
+    assert parse_count("7_B") == 7 * 10**9 and parse_count("1_000_000") == 10**6
+
+
+def test_a_hub_id_in_the_local_cache_is_read_from_it(capsys, tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+    snapshot = tmp_path / "models--org--tiny" / "snapshots" / "abc123"
+    snapshot.mkdir(parents=True)
+    (snapshot / "config.json").write_text(json.dumps({
+        "model_type": "llama", "hidden_size": 64, "intermediate_size": 128,
+        "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 4,
+        "vocab_size": 1000, "max_position_embeddings": 512,
+    }))  # fmt: skip
+    _, report = fit(capsys, "--model", "org/tiny", "--vram", "80GiB")
+    assert report["params"] == 2 * 1000 * 64 + 2 * (4 * 64 * 64 + 3 * 64 * 128 + 2 * 64) + 64
+
+
+def test_the_rigcheck_help_lists_fit_and_keeps_its_paragraphs(capsys) -> None:
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "fit will a training or inference job fit in device memory, with how much headroom" in (
+        out
+    )
+    text = fit_parser().format_help()
+    assert "how much headroom.\n\nExit status: 0 fits, 1 does not fit, 2 bad input" in text
+
+
+def test_no_subcommand_is_a_usage_error_naming_it(capsys) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main([])
+    assert exit_info.value.code == 2
+    assert capsys.readouterr().err.endswith(
+        "rigcheck: error: the following arguments are required: command\n"
+    )
+
+
+def test_the_total_row_is_bold_and_the_parts_are_not(capsys) -> None:
+    console = Console(width=200, file=io.StringIO(), force_terminal=True, color_system="standard")
+    print_table(report_of(capsys, *GPT2, "--vram", "80GiB"), console)
+    lines = console.file.getvalue().splitlines()
+    assert "\x1b[1m" in next(line for line in lines if "total" in line)
+    assert "\x1b[1m" not in next(line for line in lines if "weights" in line)
+
+
+def test_the_activations_note_is_a_line_of_its_own(capsys) -> None:
+    text = table(report_of(capsys, "--params", "7B", "--vram", "80GiB"))
+    assert "note: activations not modelled: --params gives no shapes; use --model" in (
+        text.splitlines()
+    )
