@@ -14,6 +14,7 @@ from pair_runs import RUN_ID, slow_node, write_pair_run
 from rigcheck.distributed.pair_verdict import (
     PAIR_SCHEMA,
     PLAN_SCHEMA,
+    PairResult,
     PairRunError,
     judge_pairs,
     load_pair_run,
@@ -159,3 +160,46 @@ def test_a_node_not_involved_warns_about_the_others_and_passes(tmp_path) -> None
         "other nodes' pairs: slow link gpu-node-00 <-> gpu-node-01 (round 5): 30.00 GB/s, "
         "while both nodes are fast with their other partners"
     ]
+
+
+def test_an_unreadable_plan_says_so(tmp_path) -> None:
+    write_pair_run(tmp_path, 2)
+    (tmp_path / "plan.json").write_text("{not json")
+    with pytest.raises(PairRunError) as refused:
+        load_pair_run(tmp_path)
+    assert str(refused.value).startswith(f"{tmp_path / 'plan.json'}: cannot read it: Expecting")
+
+
+def test_a_floor_equal_to_the_band_s_threshold_is_named_as_the_band() -> None:
+    results = [PairResult(1, (0, 1), 40.0), PairResult(2, (0, 2), 40.0)]
+    band_only = judge_pairs(results, 0.10)
+    same = judge_pairs(results, 0.10, band_only.threshold_gbps)
+    assert same.why == band_only.why == "more than 10% below the fleet's 40.00 GB/s"
+
+
+def test_a_pair_exactly_at_the_threshold_is_not_slow() -> None:
+    results = [PairResult(1, (0, 1), 30.0), PairResult(2, (1, 2), 30.0)]
+    verdict = judge_pairs(results, 0.10, 30.0)
+    assert verdict.threshold_gbps == 30.0 and verdict.ok and verdict.slow_pairs == []
+
+
+def test_on_a_head_node_every_finding_fails_each_named_in_full(tmp_path) -> None:
+    rates = {**slow_node(6, 3), (0, 1): 30.0}
+    run = load_pair_run(write_pair_run(tmp_path, 6, rates=rates))
+    with warnings.catch_warnings(record=True) as caught, pytest.raises(AssertionError) as failed:
+        warnings.simplefilter("always")
+        suite.test_no_slow_node_or_link(run, NO_SPEC, facts_of(None), lambda *a: None)
+    assert caught == []
+    assert str(failed.value).startswith(
+        "node-pair all-reduce bus bandwidth: slow node gpu-node-03: slow with all 5 partners "
+        "(gpu-node-00 <-> gpu-node-03 20.00, gpu-node-01 <-> gpu-node-03 20.00, "
+        "gpu-node-02 <-> gpu-node-03 20.00, gpu-node-03 <-> gpu-node-04 20.00, "
+        "gpu-node-03 <-> gpu-node-05 20.00 GB/s); slow link gpu-node-00 <-> gpu-node-01 (round "
+    )
+
+
+def test_the_warning_about_other_nodes_points_at_the_suite_check(tmp_path) -> None:
+    run = load_pair_run(write_pair_run(tmp_path, 4, rates=slow_node(4, 3)))
+    with pytest.warns(UserWarning) as caught:
+        suite.test_no_slow_node_or_link(run, NO_SPEC, facts_of("gpu-node-00"), lambda *a: None)
+    assert caught[0].filename == suite.__file__
