@@ -107,6 +107,7 @@ AREAS = {
         ),
         (  # the direct-call boundary tests first: --recheck stops at the first failure
             "tests/boundaries/test_fact_types.py",
+            "tests/boundaries/test_amd_routing.py",
             "tests/boundaries/test_fact_checks.py",
             "tests/boundaries/test_fact_stack_checks.py",
             "tests/boundaries/test_fact_fabric_checks.py",
