@@ -18,8 +18,9 @@ import warnings
 
 import pytest
 
-from rigcheck.facts import Facts, typed
+from rigcheck.facts import Facts, amdgpu_log, typed
 from rigcheck.facts.synthetic import synthetic_snapshot
+from rigcheck.limits import health_limit
 from rigcheck.spec import Spec, known_classes, load_spec
 
 counters = importlib.import_module("suites.facts.test_counters")
@@ -1013,3 +1014,60 @@ def test_two_gpus_changing_mig_mode_are_both_named():
         f": {label(devices[0])}: off now, on after reset; {label(devices[1])}: off now, on after "
         "reset. Set it back" in message
     ), message
+
+
+# The AMD checks added with amdsmi (issue 12): the idle-temperature margin at and one degree
+# past its limit; amdgpu's kernel-log lines named to their GPU, unknown lines judged.
+amd_idle = importlib.import_module("suites.facts.test_amd_idle")
+kernel_log = importlib.import_module("suites.facts.test_kernel_log")
+
+
+def test_idle_hotspot_at_and_one_degree_past_the_margin():
+    spec, devices, _ = node("mi300x", gpus=2)
+    margin = health_limit(spec, "idle_temperature_margin_c")
+    t = devices[1]["amd_temperature"]
+    t["hotspot_c"] = t["slowdown_c"] - margin
+    assert decide(amd_idle.test_amd_idle_temperature_below_slowdown, spec, devices) == (
+        "passed",
+        "",
+    )
+    t["hotspot_c"] += 1
+    outcome, message = decide(amd_idle.test_amd_idle_temperature_below_slowdown, spec, devices)
+    assert outcome == "failed"
+    assert message == (
+        f"GPUs hot at idle, within {margin:.0f} C of their slowdown threshold: "
+        f"{label(devices[1])}: hotspot {t['hotspot_c']} C (slows down at {t['slowdown_c']} C, "
+        f"shuts down at {t['shutdown_c']} C). Under load they will throttle or shut down: check "
+        "fans, airflow and the inlet temperature (`amd-smi metric --temperature`, `amd-smi static "
+        "--limit`), or ask the provider."
+    )
+
+
+RAS = "{1}uncorrectable hardware error(ERREVENT_ATHUB_INTERRUPT) detected!"
+ODD = "amdgpu: something new the catalogue does not name"
+
+
+def test_amdgpu_lines_name_their_gpu_and_unknown_lines_fail():
+    spec, devices, facts = node("mi300x", gpus=2)
+    bus = devices[1]["pci"]["bus_id"]
+    facts.data["kernel_log"]["amdgpu_events"] = [
+        {"t_s": 10.0, "bus_id": bus.upper(), "text": RAS},  # the kernel prints it either case
+        {"t_s": 11.0, "bus_id": "0000:ee:00.0", "text": ODD},
+    ]
+    outcome, message = decide(kernel_log.test_no_amdgpu_faults, spec, facts, devices)
+    assert outcome == "failed"
+    ras = amdgpu_log.classify(RAS)
+    window = kernel_log._window(facts)
+    assert message == (
+        f"the kernel log ({window}) has amdgpu fault lines: "
+        f"{ras.name} x1 on {label(devices[1])}: {ras.meaning} ({ras.cause} fault). "
+        f"To do: {ras.action} | "
+        f"unknown x1 on PCI 0000:ee:00.0 (no GPU torch sees): unclassified: {ODD!r} (machine "
+        f"fault). To do: read the line and ask the provider. Patterns: {amdgpu_log.SOURCE}."
+    )
+
+
+def test_no_amdgpu_lines_pass():
+    spec, devices, facts = node("mi300x", gpus=2)
+    facts.data["kernel_log"]["amdgpu_events"] = []
+    assert decide(kernel_log.test_no_amdgpu_faults, spec, facts, devices) == ("passed", "")
