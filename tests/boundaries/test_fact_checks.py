@@ -14,9 +14,9 @@ import copy
 import importlib
 import inspect
 import os
-import warnings
 
 import pytest
+from check_calls import call
 
 from rigcheck.facts import Facts, amdgpu_log, typed
 from rigcheck.facts.synthetic import synthetic_snapshot
@@ -38,19 +38,7 @@ MIB = 2**20
 
 def decide(check, *args) -> tuple[str, str]:
     """(outcome, message) of one check call, as pytest would report it."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            check(*args)
-    except pytest.xfail.Exception as exc:  # before fail: XFailed is a Failed
-        return "xfailed", str(exc)
-    except AssertionError as exc:  # the message, without pytest's rewritten comparison
-        return "failed", str(exc).split("\nassert ")[0]
-    except pytest.fail.Exception as exc:
-        return "failed", str(exc)
-    except pytest.skip.Exception as exc:
-        return "skipped", str(exc)
-    return "passed", ""
+    return call(check, *args)[:2]
 
 
 def node(name: str, gpus: int = 1) -> tuple[Spec, list[dict], Facts]:

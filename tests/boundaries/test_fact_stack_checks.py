@@ -7,9 +7,9 @@ result and flash-attn state, asserting the decision and the message.
 from __future__ import annotations
 
 import importlib
-import warnings
 
 import pytest
+from check_calls import call
 
 from rigcheck.facts import Facts
 from rigcheck.facts.synthetic import synthetic_snapshot
@@ -26,17 +26,7 @@ apple = importlib.import_module("suites.facts.test_apple")
 
 def decide(check, *args) -> tuple[str, str, list[str]]:
     """(outcome, message, the warnings' class names) of one check call."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            check(*args)
-        except AssertionError as exc:  # the message, without pytest's rewritten comparison
-            return "failed", str(exc).split("\nassert ")[0], [w.category.__name__ for w in caught]
-        except pytest.fail.Exception as exc:
-            return "failed", str(exc), [w.category.__name__ for w in caught]
-        except pytest.skip.Exception as exc:
-            return "skipped", str(exc), [w.category.__name__ for w in caught]
-    return "passed", "", [w.category.__name__ for w in caught]
+    return call(check, *args)
 
 
 def node(name: str, gpus: int | None = None) -> tuple[Spec, Facts]:
