@@ -43,7 +43,7 @@ def fact(facts: Facts, path: str) -> Any:
     ftype = typed.declared(path)
     typed.note_read(path)
     value = _walk(facts.data, path.split("."), path, where="")
-    return _typed(value, ftype, path, where="")
+    return _typed(value, ftype, path, "", typed.how_to_read(path))
 
 
 def device_fact(devices: list[dict], path: str, required: bool = False) -> list[tuple[dict, Any]]:
@@ -60,16 +60,17 @@ def device_value(device: dict, path: str, required: bool = False) -> Any:
     """
     ftype = typed.declared(f"devices.*.{path}")
     where = f" of {gpu_label(device)}"
+    vendor = device.get("vendor")
     first, *rest = path.split(".")
     index = device.get("index")
     typed.note_read(f"devices.{index}.{path}", None if required else f"devices.{index}.{first}")
     top = _walk(device, [first], path, where)
     if top is None:
         if required:
-            _unsupported(path, first, where)
+            _unsupported(path, first, where, vendor)
         return None
     value = _walk(top, rest, path, where, walked=[first]) if rest else top
-    return _typed(value, ftype, path, where)
+    return _typed(value, ftype, path, where, typed.how_to_read("devices", vendor))
 
 
 def device_values(devices: list[dict], key: str, required: bool = False) -> list[tuple[dict, Any]]:
@@ -104,14 +105,15 @@ def _walk(node: Any, parts: list[str], path: str, where: str, walked: list | Non
     return node
 
 
-def _typed(value: Any, ftype: typed.FactType, path: str, where: str) -> Any:
+def _typed(value: Any, ftype: typed.FactType, path: str, where: str, how: str) -> Any:
+    """The value when it has its declared type; else the check fails naming it and `how` to
+    read it by hand."""
     wrong = typed.problem(value, ftype)
     if wrong is not None:
         _cannot(
             path,
             where,
-            f"is {value!r} ({wrong}), expected {ftype.expected()}: it says {ftype.why}. "
-            f"{typed.how_to_read('devices' if where else path)}",
+            f"is {value!r} ({wrong}), expected {ftype.expected()}: it says {ftype.why}. {how}",
             [],
         )
     return value
@@ -122,11 +124,16 @@ def _cannot(path: str, where: str, what: str, container: list[str]) -> NoReturn:
     pytest.fail(f"cannot judge: {path}{where}{inner} {what}", pytrace=False)
 
 
-def _unsupported(path: str, key: str, where: str) -> NoReturn:
+def _unsupported(path: str, key: str, where: str, vendor: str | None) -> NoReturn:
+    said = (
+        "amdsmi: NOT_SUPPORTED), as in an SR-IOV guest"
+        if vendor == "amd"
+        else ("NVML: Not Supported), as in a vGPU guest")
+    )
     pytest.fail(
         f"cannot judge: {path}{where}: {key} is not supported by this device or driver "
-        "(NVML: Not Supported), as in a vGPU guest. This class needs it: run on bare metal or "
-        "GPU passthrough, or upgrade the driver.",
+        f"({said}. This class needs it: run on bare metal or GPU passthrough, or upgrade the "
+        "driver.",
         pytrace=False,
     )
 

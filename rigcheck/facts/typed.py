@@ -78,6 +78,8 @@ KERNEL_LOG = (
 HOST_LIMITS = (
     "`df -h /dev/shm`, `ulimit -l` and /sys show it; re-record with `rigcheck facts -o FILE`"
 )
+AMDSMI = "`amd-smi static` and `amd-smi metric` show it; re-record with `rigcheck facts -o FILE`"
+FABRIC = "`ibstat` and /sys/class/infiniband show it; re-record with `rigcheck facts -o FILE`"
 
 
 # What host.py's virtualization fact can say: systemd-detect-virt's answers, or the CPU flag.
@@ -387,9 +389,12 @@ TYPES: dict[str, FactType] = {
 }
 
 
-def how_to_read(path: str) -> str:
+def how_to_read(path: str, vendor: str | None = None) -> str:
+    """How a user reads a fact by hand; a device's facts come from its vendor's tool."""
     first = path.split(".")[0]
-    others = {"kernel_log": KERNEL_LOG, "host_limits": HOST_LIMITS}  # issue 12's facts
+    if first == "devices" and vendor == "amd":
+        return AMDSMI
+    others = {"kernel_log": KERNEL_LOG, "host_limits": HOST_LIMITS, "fabric": FABRIC}
     return {"devices": NVML, "host": HOST, "software": TORCH, "smoke": SMOKE, **others}.get(
         first, TOPO
     )

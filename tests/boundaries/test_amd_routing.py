@@ -80,3 +80,19 @@ def test_the_tables_do_not_overlap():
     for i, a in enumerate(tables):
         for b in tables[i + 1 :]:
             assert not a & b
+
+
+def test_an_amd_fact_that_cannot_be_judged_says_how_to_read_it_with_amd_smi():
+    from check_calls import call
+
+    from rigcheck.require import device_value
+
+    gpu = {"index": 0, "vendor": "amd", "pci": {"bus_id": "0000:05:00.0"}, "ras": "N/A"}
+    outcome, message, _ = call(device_value, gpu, "ras")
+    assert outcome == "failed"
+    assert message.endswith(
+        "`amd-smi static` and `amd-smi metric` show it; re-record with `rigcheck facts -o FILE`"
+    ), message
+    gpu["ras"] = None
+    outcome, message, _ = call(device_value, gpu, "ras", True)
+    assert "(amdsmi: NOT_SUPPORTED), as in an SR-IOV guest." in message, message
