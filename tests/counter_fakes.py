@@ -16,6 +16,32 @@ AER_LINES = {  # the per-type lines the kernel writes before the total (drivers/
 }
 
 
+class NotSupported(Exception):
+    """A fake NVMLError_NotSupported."""
+
+
+class FunctionNotFound(Exception):
+    """A fake NVMLError_FunctionNotFound: a driver that does not export the call."""
+
+
+# The pynvml names every fake NVML module needs: its error classes and the constants the probes
+# pass back into the calls (the fakes key their answers on them).
+NVML_CONSTANTS = {
+    "NVMLError": Exception,
+    "NVMLError_NotSupported": NotSupported,
+    "NVMLError_FunctionNotFound": FunctionNotFound,
+    "NVMLLibraryMismatchError": FunctionNotFound,
+    "NVML_CLOCK_SM": "sm",
+    "NVML_CLOCK_MEM": "mem",
+    "NVML_MEMORY_ERROR_TYPE_UNCORRECTED": "uncorrected",
+    "NVML_MEMORY_ERROR_TYPE_CORRECTED": "corrected",
+    "NVML_VOLATILE_ECC": "volatile",
+    "NVML_AGGREGATE_ECC": "aggregate",
+    "NVML_NVLINK_MAX_LINKS": 18,
+    "NVML_FEATURE_ENABLED": 1,
+}
+
+
 def write_aer(sysfs: Path, device: dict[str, Any]) -> None:
     """sysfs aer_dev_* files holding the device's counts (none where pcie_aer is None)."""
     folder = sysfs / device["pci"]["bus_id"]

@@ -4,15 +4,11 @@ error record naming it, and one bad counter never costs the device's other facts
 from types import SimpleNamespace
 
 import pytest
-from counter_fakes import add_counter_fakes, write_aer
+from counter_fakes import NVML_CONSTANTS, NotSupported, add_counter_fakes, write_aer
 
 from rigcheck.facts import counters, nvml
 from rigcheck.facts.synthetic import synthetic_snapshot
 from rigcheck.spec import load_spec
-
-
-class NotSupported(Exception):
-    pass
 
 
 class NoPermission(Exception):
@@ -22,18 +18,7 @@ class NoPermission(Exception):
 def fake_nvml(device):
     links = device["nvlink_errors"] or []
     module = SimpleNamespace(
-        NVMLError=Exception,
-        NVMLError_NotSupported=NotSupported,
-        NVMLError_FunctionNotFound=LookupError,
-        NVMLLibraryMismatchError=LookupError,
-        NVML_NVLINK_MAX_LINKS=18,
-        NVML_FEATURE_ENABLED=1,
-        NVML_MEMORY_ERROR_TYPE_UNCORRECTED="uncorrected",
-        NVML_MEMORY_ERROR_TYPE_CORRECTED="corrected",
-        NVML_VOLATILE_ECC="volatile",
-        NVML_AGGREGATE_ECC="aggregate",
-        NVML_CLOCK_SM="sm",
-        NVML_CLOCK_MEM="mem",
+        **NVML_CONSTANTS,
         nvmlDeviceGetNvLinkState=lambda h, link: 1 if link < len(links) else _raise(Exception()),
     )
     return add_counter_fakes(module, device)

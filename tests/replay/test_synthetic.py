@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 from amd_fakes import fake_amdsmi
-from counter_fakes import add_counter_fakes, write_aer
+from counter_fakes import NVML_CONSTANTS, NotSupported, add_counter_fakes, write_aer
 
 from rigcheck.facts import amd, apple, counters, nvml, torch_probe
 from rigcheck.facts.synthetic import synthetic_snapshot
@@ -21,14 +21,6 @@ RECORDED = json.loads(
 )
 NVIDIA = [n for n, s in SPECS.items() if s.vendor == "nvidia"]
 GPU = [n for n, s in SPECS.items() if s.backend in ("cuda", "rocm")]
-
-
-class NotSupported(Exception):
-    pass
-
-
-class FunctionNotFound(Exception):
-    pass
 
 
 def unless_none(value, convert=lambda v: v):
@@ -55,21 +47,10 @@ def fake_pynvml(device: dict, driver: dict) -> SimpleNamespace:
         return [0] * pages["double_bit" if cause == "double" else "single_bit"]
 
     nvml_module = SimpleNamespace(
-        NVMLError=Exception,
-        NVMLError_NotSupported=NotSupported,
-        NVMLError_FunctionNotFound=FunctionNotFound,
-        NVMLLibraryMismatchError=FunctionNotFound,
+        **NVML_CONSTANTS,
         NVML_TEMPERATURE_GPU=0,
-        NVML_CLOCK_SM="sm",
-        NVML_CLOCK_MEM="mem",
-        NVML_MEMORY_ERROR_TYPE_UNCORRECTED="uncorrected",
-        NVML_MEMORY_ERROR_TYPE_CORRECTED="corrected",
-        NVML_VOLATILE_ECC="volatile",
-        NVML_AGGREGATE_ECC="aggregate",
         NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR="double",
         NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS="single",
-        NVML_NVLINK_MAX_LINKS=18,
-        NVML_FEATURE_ENABLED=1,
         nvmlSystemGetDriverVersion=lambda: driver["version"],
         nvmlSystemGetCudaDriverVersion_v2=lambda: int(major) * 1000 + int(minor) * 10,
         nvmlDeviceGetHandleByIndex=lambda i: i,
