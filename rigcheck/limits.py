@@ -57,7 +57,8 @@ AMD_NOT_APPLICABLE = {
 
 
 def nvidia_only(spec: Spec, what: str, test: str | None = None) -> None:
-    """Counters come from NVML and the NVIDIA driver's log; AMD's need amdsmi (not read yet)."""
+    """Facts only NVML reads: on AMD a skip where nothing applies, else an xfail naming what is
+    not read yet (AMD_NOT_READ); other vendors skip."""
     if spec.vendor == "amd" and test in AMD_NOT_APPLICABLE:
         pytest.skip(AMD_NOT_APPLICABLE[test])
     if spec.vendor == "amd":
@@ -66,23 +67,28 @@ def nvidia_only(spec: Spec, what: str, test: str | None = None) -> None:
         pytest.skip(f"{what}: only NVIDIA classes report them; {spec.name} is {spec.vendor}")
 
 
-# NVML checks and the amdsmi check that judges the same thing on AMD (test_amd_health.py).
+# NVML checks and the amdsmi check (its file in suites/facts/ and its name) that judges the
+# same thing on AMD.
 AMD_EQUIVALENT = {
-    "test_ecc_enabled": "test_amd_ecc_enabled",
-    "test_no_uncorrected_ecc_errors": "test_amd_no_uncorrectable_ecc_errors",
-    "test_ecc_counts_within_ceilings": "test_amd_corrected_ecc_within_ceiling",
-    "test_no_pending_memory_repair": "test_amd_bad_pages",
-    "test_remapped_rows_below_ceiling": "test_amd_bad_pages",
-    "test_retired_pages_below_limit": "test_amd_bad_pages",
-    "test_power_limit_not_capped": "test_amd_power_cap_not_capped",
-    "test_pcie_generation": "test_amd_pcie_generation",
-    "test_pcie_width": "test_amd_pcie_width",
-    "test_pcie_replays_within_limit": "test_amd_pcie_replays_within_limit",
-    "test_nvlink_up": "test_amd_xgmi_links_up",
-    "test_nvlink_error_counters": "test_amd_xgmi_links_up",
-    "test_nvswitch_fabric_registered": "test_amd_xgmi_links_up",
-    "test_firmware_identical_across_gpus": "test_amd_firmware_identical_across_gpus",
-    "test_idle_temperature_below_slowdown": "test_amd_idle_temperature_below_slowdown",
+    "test_ecc_enabled": "test_amd_health.py::test_amd_ecc_enabled",
+    "test_no_uncorrected_ecc_errors": "test_amd_health.py::test_amd_no_uncorrectable_ecc_errors",
+    "test_ecc_counts_within_ceilings": "test_amd_health.py::test_amd_corrected_ecc_within_ceiling",
+    "test_no_pending_memory_repair": "test_amd_health.py::test_amd_bad_pages",
+    "test_remapped_rows_below_ceiling": "test_amd_health.py::test_amd_bad_pages",
+    "test_retired_pages_below_limit": "test_amd_health.py::test_amd_bad_pages",
+    "test_power_limit_not_capped": "test_amd_health.py::test_amd_power_cap_not_capped",
+    "test_pcie_generation": "test_amd_health.py::test_amd_pcie_generation",
+    "test_pcie_width": "test_amd_health.py::test_amd_pcie_width",
+    "test_pcie_replays_within_limit": "test_amd_health.py::test_amd_pcie_replays_within_limit",
+    "test_nvlink_up": "test_amd_health.py::test_amd_xgmi_links_up",
+    "test_nvlink_error_counters": "test_amd_health.py::test_amd_xgmi_links_up",
+    "test_nvswitch_fabric_registered": "test_amd_health.py::test_amd_xgmi_links_up",
+    "test_firmware_identical_across_gpus": (
+        "test_amd_health.py::test_amd_firmware_identical_across_gpus"
+    ),
+    "test_idle_temperature_below_slowdown": (
+        "test_amd_idle.py::test_amd_idle_temperature_below_slowdown"
+    ),
 }
 
 
@@ -96,11 +102,6 @@ AMD_JUDGED_AS_IS = {
 }
 
 
-def _amd_file(test: str) -> str:
-    """The file of the amdsmi check that stands in for an NVML one."""
-    return "test_amd_idle.py" if "idle" in AMD_EQUIVALENT[test] else "test_amd_health.py"
-
-
 def nvidia_counters(spec: Spec, what: str, test: str) -> None:
     """An NVML health check: on AMD, a skip naming the amdsmi check that judges the same
     thing, or an xfail where AMD's counterpart is not probed yet."""
@@ -108,8 +109,7 @@ def nvidia_counters(spec: Spec, what: str, test: str) -> None:
         return
     if spec.vendor == "amd" and test in AMD_EQUIVALENT:
         pytest.skip(
-            f"NVML's check: on AMD, suites/facts/{_amd_file(test)}::{AMD_EQUIVALENT[test]} "
-            "judges this through amdsmi"
+            f"NVML's check: on AMD, suites/facts/{AMD_EQUIVALENT[test]} judges this through amdsmi"
         )
     nvidia_only(spec, what, test)
 

@@ -5,6 +5,8 @@ quietly pass, skip or xfail on the wrong vendor."""
 
 from __future__ import annotations
 
+import importlib
+
 import pytest
 
 from rigcheck import limits
@@ -36,8 +38,8 @@ def test_checks_judged_as_they_are_run_on_amd_and_nvidia_only(test):
 
 @pytest.mark.parametrize("test", sorted(limits.AMD_EQUIVALENT))
 def test_checks_with_an_amdsmi_counterpart_skip_on_amd_naming_it(test):
-    counterpart = limits.AMD_EQUIVALENT[test]
-    file = "test_amd_idle.py" if "idle" in counterpart else "test_amd_health.py"
+    file, counterpart = limits.AMD_EQUIVALENT[test].split("::")
+    assert counterpart in vars(importlib.import_module(f"suites.facts.{file[:-3]}"))
     assert outcome(limits.nvidia_counters, AMD, test) == (
         "skipped",
         f"NVML's check: on AMD, suites/facts/{file}::{counterpart} judges this through amdsmi",
