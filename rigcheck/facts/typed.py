@@ -338,12 +338,25 @@ TYPES: dict[str, FactType] = {
     ),
     "kernel_log.xid_events": _t("list", "the Xid events in the window", items="object"),
     "kernel_log.xid_events.*.code": _t("count", "the Xid code NVIDIA's catalogue explains"),
+    "kernel_log.xid_events.*.text": _t(
+        "text", "the Xid line's text: NVLink Xids' severity and Xid 154's action are in it"
+    ),
     "kernel_log.xid_events.*.bus_id": _t("text", "the PCI address of the GPU the Xid names"),
     "kernel_log.amdgpu_events": _t(
         "list", "amdgpu's fault lines in the window (amdgpu_log.py)", items="object"
     ),
     "kernel_log.amdgpu_events.*.text": _t("text", "the amdgpu line, which names the fault"),
-    "kernel_log.amdgpu_events.*.bus_id": _t("text", "the PCI address of the GPU amdgpu names"),
+    "kernel_log.amdgpu_events.*.bus_id": _t(
+        "text", "the PCI address of the GPU amdgpu names (null: the line names none)", nullable=True
+    ),
+    "kernel_log.nvrm_events": _t(
+        "list", "the NVIDIA driver's non-Xid fault records (nvrm_log.py)", items="object"
+    ),
+    "kernel_log.nvrm_events.*.kind": _t("text", "which NVRM record it is (nvrm_log.CATALOGUE)"),
+    "kernel_log.nvrm_events.*.text": _t("text", "the NVRM record, which names the fault"),
+    "kernel_log.nvrm_events.*.bus_id": _t(
+        "text", "the PCI address of the GPU the record names (null: it names none)", nullable=True
+    ),
     "host.virtualization": _t(
         "choice",
         "whether a hypervisor sits under this host (systemd-detect-virt, else the CPU flag)",
