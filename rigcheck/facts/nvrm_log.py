@@ -78,7 +78,7 @@ CATALOGUE = (
     ),
     NvrmFault(
         "gfw_boot_failed",
-        re.compile(r"NVRM: \w+: failed to wait for GFW(?:_| )[Bb]oot"),
+        re.compile(r"NVRM: \w+: failed to wait for GFW[_ ]boot", re.I),
         None,
         "the board's firmware (GFW boot) did not finish, so the driver cannot use the GPU",
         "machine",
