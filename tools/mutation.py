@@ -114,6 +114,8 @@ AREAS = {
             "tests/boundaries/test_fact_limits.py",
             "tests/replay/test_counter_checks.py",
             "tests/replay/test_unsupported_reads.py",
+            "tests/boundaries/test_rocm_support_matrix.py",  # the ROCm support-matrix check
+            "tests/realworld/test_kernel_log_corpus.py",  # the kernel-log checks on real lines
         ),
     ),
     "spec-detect": Area(
