@@ -105,7 +105,7 @@ def test_the_check_fails_the_node_exactly_when_the_excerpt_holds_a_fault(vendor,
 
 def test_the_corpus_holds_over_a_hundred_real_lines_each_with_its_public_source():
     assert sum(len(item["lines"]) for _, item in ITEMS) >= 100
-    assert all(item["source"].startswith("https://github.com/") for _, item in ITEMS)
+    assert all(item["source"].startswith("https://") for _, item in ITEMS)
 
 
 def table() -> list[tuple[str, int, int]]:
