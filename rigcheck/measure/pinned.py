@@ -33,9 +33,13 @@ def empty_host_cache(torch: Any) -> str | None:
     """Return cached pinned blocks to the driver; the call that did it, or None if none exists."""
     for owner, name in EMPTIERS:
         call = getattr(getattr(torch, owner, None), name, None)
-        if callable(call):
+        if not callable(call):
+            continue
+        try:
             call()
-            return f"torch.{owner}.{name}"
+        except RuntimeError:  # no accelerator (a CPU-only torch): nothing is cached to empty
+            return None
+        return f"torch.{owner}.{name}"
     return None
 
 

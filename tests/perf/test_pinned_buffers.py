@@ -114,3 +114,11 @@ def test_a_stats_call_that_fails_is_unknown_not_new():
 
     torch = SimpleNamespace(cuda=SimpleNamespace(memory=SimpleNamespace(host_memory_stats=broken)))
     assert pinned._blocks_created(torch) is None
+
+
+def test_an_emptier_that_refuses_is_no_emptying():
+    def refuse():
+        raise RuntimeError("Cannot access accelerator device when none is available.")
+
+    torch = SimpleNamespace(accelerator=SimpleNamespace(empty_host_cache=refuse))
+    assert pinned.empty_host_cache(torch) is None
