@@ -191,7 +191,7 @@ def newest(nvml, names: list[str], *args: Any) -> Any:
     nvidia-ml-py binds functions newer than the installed driver: on an older driver the call
     raises FunctionNotFound (or, for unversioned names, NVMLLibraryMismatchError).
     """
-    missing = (nvml.NVMLError_FunctionNotFound, nvml.NVMLLibraryMismatchError)
+    missing = missing_function_errors(nvml)
     for name in names[:-1]:
         if hasattr(nvml, name):
             try:
@@ -199,6 +199,13 @@ def newest(nvml, names: list[str], *args: Any) -> Any:
             except missing:
                 continue
     return getattr(nvml, names[-1])(*args)
+
+
+def missing_function_errors(nvml) -> tuple[type[Exception], ...]:
+    """What a call to a function the driver lacks raises. NVMLLibraryMismatchError exists only
+    from nvidia-ml-py 12.550.52: older bindings raise FunctionNotFound alone."""
+    mismatch = getattr(nvml, "NVMLLibraryMismatchError", None)
+    return (nvml.NVMLError_FunctionNotFound,) + ((mismatch,) if mismatch else ())
 
 
 def _throttle_reasons(nvml, h) -> list[str]:
@@ -214,7 +221,7 @@ def _optional(nvml, fn: Callable[[], Any]) -> Any:
     """A read that only adds context to a fact: None when it fails, so the fact is still kept."""
     try:
         return fn()
-    except (nvml.NVMLError, nvml.NVMLLibraryMismatchError):
+    except (nvml.NVMLError, *missing_function_errors(nvml)):
         return None
 
 
@@ -304,7 +311,10 @@ def _numa_node(nvml, h, pci: Any) -> int | None:
         node = int(node_file.read_text().strip())
         return None if node < 0 else node  # -1: the platform reports no NUMA affinity
     getter = getattr(nvml, "nvmlDeviceGetNumaNodeId", None)
-    return getter(h) if getter is not None else None
+    try:
+        return getter(h) if getter is not None else None
+    except nvml.NVMLError_FunctionNotFound:
+        return None  # a binding newer than the driver: the call came with R545
 
 
 def _ok(value: Any) -> bool:
