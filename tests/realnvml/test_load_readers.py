@@ -1,0 +1,65 @@
+"""What the burn-in and the measurement telemetry read through the real pynvml, per driver."""
+
+from __future__ import annotations
+
+import pynvml
+import pytest
+from nvml_sim import simulated_nvml
+
+from rigcheck.burnin import counters as burnin_counters
+from rigcheck.burnin.sampler import nvml_reader
+from rigcheck.measure.telemetry import read_sample
+
+
+def first_handle():
+    pynvml.nvmlInit()
+    return pynvml.nvmlDeviceGetHandleByIndex(0)
+
+
+@pytest.mark.parametrize("driver", ["R525", "R535", "R580"])
+def test_burn_in_sampler_reads_clock_event_reasons_on_every_driver(driver):
+    """R525 has only the throttle name of the call; the binding has both names."""
+    with simulated_nvml("h100_hgx", driver) as lib:
+        sample = nvml_reader(pynvml, first_handle())()
+        pynvml.nvmlShutdown()
+    assert not lib.crashes
+    assert sample == {
+        "clock_mhz": 345,
+        "mem_clock_mhz": 2619,
+        "power_w": 68.92,
+        "temperature_c": 29,
+        "reasons": ["gpu_idle"],
+    }
+
+
+@pytest.mark.parametrize("driver", ["R525", "R580"])
+def test_measurement_telemetry_reads_one_sample(driver):
+    with simulated_nvml("h100_hgx", driver):
+        sample = read_sample(pynvml, first_handle())
+        pynvml.nvmlShutdown()
+    assert sample["sm_mhz"] == 345 and sample["sm_max_mhz"] == 1980
+    assert sample["power_limit_w"] == 700.0
+
+
+def test_burn_in_limits_and_counters_before_the_load():
+    with simulated_nvml("h100_hgx", "R580"):
+        h = first_handle()
+        identity = burnin_counters.identity(pynvml, h)
+        limits = burnin_counters.limits(pynvml, h)
+        counts = burnin_counters.counters(pynvml, h)
+        pynvml.nvmlShutdown()
+    assert identity == {"name": "NVIDIA H100 80GB HBM3", "bus_id": "00000000:53:00.0"}
+    assert limits == {
+        "clock_max_mhz": 1980,
+        "power_limit_w": 700.0,
+        "slowdown_temp_c": 87,
+        "shutdown_temp_c": 92,
+    }
+    assert counts == {
+        "ecc_uncorrected": 0,
+        "ecc_corrected": 0,
+        "remapped_rows_correctable": 0,
+        "remapped_rows_uncorrectable": 0,
+        "remap_pending": 0,
+        "pcie_replays": 150,
+    }
