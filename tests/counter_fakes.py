@@ -3,9 +3,11 @@ snapshot's own device record, so a probe fed them must write that record back.""
 
 from __future__ import annotations
 
+import ctypes
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
+
+import pynvml
 
 from rigcheck.facts import clock_limits, counters
 
@@ -16,21 +18,18 @@ AER_LINES = {  # the per-type lines the kernel writes before the total (drivers/
 }
 
 
-class NotSupported(Exception):
-    """A fake NVMLError_NotSupported."""
-
-
-class FunctionNotFound(Exception):
-    """A fake NVMLError_FunctionNotFound: a driver that does not export the call."""
+# The binding's own error classes: a stand-in whose NVMLError is Exception would swallow
+# rigcheck's own TypeErrors as if NVML had raised them.
+NotSupported = pynvml.NVMLError_NotSupported
+FunctionNotFound = pynvml.NVMLError_FunctionNotFound  # a driver that does not export the call
 
 
 # The pynvml names every fake NVML module needs: its error classes and the constants the probes
 # pass back into the calls (the fakes key their answers on them).
 NVML_CONSTANTS = {
-    "NVMLError": Exception,
+    "NVMLError": pynvml.NVMLError,
     "NVMLError_NotSupported": NotSupported,
     "NVMLError_FunctionNotFound": FunctionNotFound,
-    "NVMLLibraryMismatchError": FunctionNotFound,
     "NVML_CLOCK_SM": "sm",
     "NVML_CLOCK_MEM": "mem",
     "NVML_MEMORY_ERROR_TYPE_UNCORRECTED": "uncorrected",
@@ -60,7 +59,7 @@ def add_counter_fakes(nvml: Any, device: dict[str, Any]) -> Any:
 
     def need(value: Any) -> Any:
         if value is None:
-            raise not_supported("Not Supported")
+            raise not_supported()
         return value
 
     for name, const in counters.NVLINK_COUNTERS.items():
@@ -92,7 +91,7 @@ def add_counter_fakes(nvml: Any, device: dict[str, Any]) -> Any:
         nvmlDeviceGetPcieReplayCounter=lambda h: need(device["pcie_replays"]),
         nvmlDeviceGetNvLinkErrorCounter=nvlink_counter,
         nvmlDeviceGetMemoryErrorCounter=ecc_counter,
-        nvmlDeviceGetGpuFabricInfo=lambda h: _fabric_info(need(fabric), states),
+        nvmlDeviceGetGpuFabricInfo=lambda h, info: _fabric_info(info, need(fabric), states),
         nvmlDeviceGetVbiosVersion=lambda h: need(fw)["vbios"].encode(),
         nvmlDeviceGetInforomImageVersion=lambda h: need(fw)["inforom_image"],
         nvmlDeviceGetInforomVersion=lambda h, which: need(fw)["inforom_oem"],
@@ -103,10 +102,10 @@ def add_counter_fakes(nvml: Any, device: dict[str, Any]) -> Any:
     return nvml
 
 
-def _fabric_info(fabric: dict[str, Any], states: dict[str, int]) -> Any:
-    return SimpleNamespace(
-        clusterUuid=bytes.fromhex(fabric["cluster_uuid"]),
-        status=fabric["status"],
-        cliqueId=fabric["clique_id"],
-        state=states[fabric["state"]],
-    )
+def _fabric_info(info: Any, fabric: dict[str, Any], states: dict[str, int]) -> int:
+    """As the C call does: fill the caller's nvmlGpuFabricInfo_t through its pointer."""
+    target = ctypes.cast(info, ctypes.POINTER(counters.FabricInfo)).contents
+    ctypes.memmove(target.clusterUuid, bytes.fromhex(fabric["cluster_uuid"]), 16)
+    target.status, target.cliqueId = fabric["status"], fabric["clique_id"]
+    target.state = states[fabric["state"]]
+    return 0

@@ -47,7 +47,7 @@ def test_a_healthy_device_reads_back(h100, tmp_path, monkeypatch):
 def test_not_supported_is_none_and_permission_denied_is_an_error(h100, tmp_path, monkeypatch):
     """A vGPU guest: NotSupported for the replay counter; NoPermission for the InfoROM."""
     module = fake_nvml(h100)
-    module.nvmlDeviceGetPcieReplayCounter = lambda h: _raise(NotSupported("Not Supported"))
+    module.nvmlDeviceGetPcieReplayCounter = lambda h: _raise(NotSupported())
     module.nvmlDeviceGetInforomImageVersion = lambda h: _raise(
         NoPermission("Insufficient Permissions")
     )
@@ -60,7 +60,7 @@ def test_not_supported_is_none_and_permission_denied_is_an_error(h100, tmp_path,
 def test_blackwell_nvlink_counters_not_counted_are_none(h100, tmp_path, monkeypatch):
     module = fake_nvml(h100)
     module.nvmlDeviceGetNvLinkErrorCounter = lambda h, link, c: _raise(
-        NotSupported("Not Supported")
+        NotSupported()
     )
     links = probe(h100, module, tmp_path, monkeypatch)["nvlink_errors"]
     assert len(links) == 18 and links[0] == {"link": 0, "replay": None, "recovery": None,
@@ -87,7 +87,7 @@ def test_clock_limits_not_supported_per_id_all_or_refused(h100, tmp_path, monkey
     """GeForce answers Not Supported for every clock id (the whole fact is None); a board may
     lack one id; a vGPU guest may refuse the call (an error record naming it)."""
     module = fake_nvml(h100)
-    module.nvmlDeviceGetClock = lambda h, c, i: _raise(NotSupported("Not Supported"))
+    module.nvmlDeviceGetClock = lambda h, c, i: _raise(NotSupported())
     assert probe(h100, module, tmp_path, monkeypatch)["clock_limits"] is None
     h100["clock_limits"]["sm_app_target_mhz"] = None
     limits = probe(h100, fake_nvml(h100), tmp_path, monkeypatch)["clock_limits"]

@@ -26,7 +26,7 @@ GPU = [n for n, s in SPECS.items() if s.backend in ("cuda", "rocm")]
 def unless_none(value, convert=lambda v: v):
     """What NVML gives for a fact the snapshot has: None in the snapshot means NotSupported."""
     if value is None:
-        raise NotSupported("Not Supported")
+        raise NotSupported()
     return convert(value)
 
 
