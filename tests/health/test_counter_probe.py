@@ -59,9 +59,7 @@ def test_not_supported_is_none_and_permission_denied_is_an_error(h100, tmp_path,
 
 def test_blackwell_nvlink_counters_not_counted_are_none(h100, tmp_path, monkeypatch):
     module = fake_nvml(h100)
-    module.nvmlDeviceGetNvLinkErrorCounter = lambda h, link, c: _raise(
-        NotSupported()
-    )
+    module.nvmlDeviceGetNvLinkErrorCounter = lambda h, link, c: _raise(NotSupported())
     links = probe(h100, module, tmp_path, monkeypatch)["nvlink_errors"]
     assert len(links) == 18 and links[0] == {"link": 0, "replay": None, "recovery": None,
                                              "crc_flit": None, "crc_data": None}  # fmt: skip
