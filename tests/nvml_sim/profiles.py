@@ -27,3 +27,16 @@ def driver_profile(name: str) -> dict[str, Any]:
     generation["name"] = name
     generation["symbols"] = sorted(s for s in SYMBOLS if since.get(s, 0) <= generation["branch"])
     return generation
+
+
+def machine_driver(machine: dict[str, Any]) -> dict[str, Any]:
+    """The generation of the machine's own driver version, reporting that version."""
+    branch = int(machine["driver_version"].split(".")[0])
+    generations = _DRIVERS["generations"]
+    older = [g for g in DRIVERS if generations[g]["branch"] <= branch]
+    if not older:
+        raise ValueError(f"driver {machine['driver_version']} is older than every generation")
+    driver = driver_profile(max(older, key=lambda g: generations[g]["branch"]))
+    driver["version"] = machine["driver_version"]
+    driver["cuda_driver_version"] = machine["cuda_driver_version"]
+    return driver
