@@ -25,7 +25,8 @@ GPU_IS_LOST = 15
 ARGUMENT_VERSION_MISMATCH = 25
 UNKNOWN = 999
 RETURN_CODES = {"SUCCESS": 0, "INVALID_ARGUMENT": 2, "NOT_SUPPORTED": 3, "NO_PERMISSION": 4,
-                "NOT_FOUND": 6, "GPU_IS_LOST": 15, "UNKNOWN": 999}  # fmt: skip
+                "NOT_FOUND": 6, "DRIVER_NOT_LOADED": 9, "GPU_IS_LOST": 15,
+                "UNKNOWN": 999}  # fmt: skip
 
 
 class PciInfo(ctypes.Structure):

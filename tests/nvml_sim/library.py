@@ -58,6 +58,9 @@ class SimulatedLibrary:
         self.calls.append(name)
         if name not in ("nvmlInitWithFlags", "nvmlInit_v2") and not self.initialized:
             return capi.UNINITIALIZED
+        refused = self.machine.get("answers", {}).get(name)  # machine-wide, e.g. the GPU count
+        if refused is not None:
+            return capi.RETURN_CODES[refused]
         try:
             return SYMBOLS[name](self, *args)
         except NvmlStatus as status:
