@@ -253,6 +253,14 @@ def _pcie(nvml, h) -> dict[str, int | None]:
     }
 
 
+# A driver before R510 exports only the _v2 process lists (and the v1 ones); nvidia-ml-py
+# before 12.550.52 binds neither: its unversioned name calls the _v3 symbol.
+NO_PROCESS_CALL = (
+    "this driver has no _v3 process list (a driver before R510) and the installed "
+    "nvidia-ml-py binds no _v2 one: install nvidia-ml-py>=12.550.52, or update the driver"
+)
+
+
 def _processes(nvml, h) -> list[dict[str, Any]]:
     """Compute and graphics processes; the _v3 calls need R510+, older drivers have _v2."""
     seen = {}
@@ -264,6 +272,10 @@ def _processes(nvml, h) -> list[dict[str, Any]]:
             if kind == "Compute":
                 raise
             procs = []  # graphics processes are only a courtesy; compute ones are the check
+        except missing_function_errors(nvml) as exc:
+            if hasattr(nvml, f"{name}_v2"):
+                raise
+            raise RuntimeError(NO_PROCESS_CALL) from exc
         for proc in procs:
             seen[proc.pid] = {"pid": proc.pid, "used_bytes": proc.usedGpuMemory}
     return list(seen.values())

@@ -40,11 +40,16 @@ def errors_in(record, path=""):
 def test_no_nvml_fact_is_an_error_on_a_healthy_machine(machine, driver):
     _, devices = probe(machine, driver)
     fabric_calls_missing = driver in ("R470", "R525")  # the fabric call came with R530
+    # Before 12.550.52 the binding has no _v2 process list, which is all R470 has.
+    no_process_call = driver == "R470" and not hasattr(
+        pynvml, "nvmlDeviceGetComputeRunningProcesses_v2"
+    )
     found = [
         e
         for d in devices
         for e in errors_in({k: v for k, v in d.items() if k != "pcie_aer"}, f"gpu{d['index']}")
         if not (fabric_calls_missing and ".fabric:" in e and "Function Not Found" in e)
+        and not (no_process_call and ".processes:" in e and "nvidia-ml-py>=12.550.52" in e)
     ]
     assert not found, found
 
@@ -159,3 +164,14 @@ def test_no_driver_is_a_reason_not_a_crash(monkeypatch):
 
 def _no_library(name):
     raise OSError(f"{name}: cannot open shared object file")
+
+
+def test_a_binding_without_v2_process_calls_on_a_pre_r510_driver_says_what_to_install(
+    monkeypatch,
+):
+    """nvidia-ml-py 12.535.x binds no _v2 process list and maps the unversioned name to the
+    _v3 symbol, which R470 lacks: the fact says which binding reads it."""
+    for kind in ("Compute", "Graphics"):
+        monkeypatch.delattr(pynvml, f"nvmlDeviceGet{kind}RunningProcesses_v2", raising=False)
+    _, devices = probe("h100_hgx", "R470")
+    assert "install nvidia-ml-py>=12.550.52" in devices[0]["processes"]["error"]
