@@ -68,6 +68,9 @@ class SimulatedLibrary:
         except capi.SimulatedCrash as crash:
             self.crashes.append(f"{name}: {crash}")
             raise
+        except Exception as bug:  # a profile or simulator mistake, never rigcheck's to catch
+            self.crashes.append(f"{name}: the simulator failed: {bug!r}")
+            raise
 
     # --- helpers for the handlers ---
     def gpu(self, handle: Any) -> dict[str, Any]:
