@@ -65,7 +65,7 @@ def test_limits_and_identity():
     }
     assert on_gpu0(under_load(), lambda h: nv.identity(pynvml, h)) == {
         "name": "NVIDIA H100 80GB HBM3",
-        "bus_id": "00000000:53:00.0",
+        "bus_id": "0000:53:00.0",
     }
 
 

@@ -48,7 +48,7 @@ def test_burn_in_limits_and_counters_before_the_load():
         limits = burnin_counters.limits(pynvml, h)
         counts = burnin_counters.counters(pynvml, h)
         pynvml.nvmlShutdown()
-    assert identity == {"name": "NVIDIA H100 80GB HBM3", "bus_id": "00000000:53:00.0"}
+    assert identity == {"name": "NVIDIA H100 80GB HBM3", "bus_id": "0000:53:00.0"}
     assert limits == {
         "clock_max_mhz": 1980,
         "power_limit_w": 700.0,
@@ -63,3 +63,24 @@ def test_burn_in_limits_and_counters_before_the_load():
         "remap_pending": 0,
         "pcie_replays": 150,
     }
+
+
+def test_burn_in_finds_each_torch_gpu_by_its_pci_bus_id():
+    """record._cuda matches torch's GPU i to NVML by the bus id torch formats ("0000:53:00.0",
+    a str): the binding encodes it and the library takes either domain width."""
+    from types import SimpleNamespace
+
+    from rigcheck.burnin import record
+
+    buses = [0x53, 0x64]  # the capture's first two GPUs, in reverse to show the match
+    props = [SimpleNamespace(pci_domain_id=0, pci_bus_id=b, pci_device_id=0) for b in buses[::-1]]
+    torch = SimpleNamespace(
+        cuda=SimpleNamespace(device_count=lambda: 2, get_device_properties=lambda i: props[i]),
+        device=lambda kind, i: f"{kind}:{i}",
+    )
+    with simulated_nvml("h100_hgx") as lib:
+        backend = record._cuda(torch)
+        pynvml.nvmlShutdown()
+    assert not lib.crashes
+    assert [e["bus_id"] for e in backend.entries] == ["0000:64:00.0", "0000:53:00.0"]
+    assert backend.entries[0]["limits"]["power_limit_w"] == 700.0
