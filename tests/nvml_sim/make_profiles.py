@@ -2,6 +2,7 @@
 
 Run by hand (the captures are not vendored): fetch NVIDIA/k8s-test-infra, then
     python tests/nvml_sim/make_profiles.py CAPTURE_DIR
+    PYTHONPATH=tests python tests/nvml_sim/make_profiles.py --derived   # from those and rigcheck
 where CAPTURE_DIR is its tests/e2e/go/assertions/nvidiasmi/testdata/hardware (commit
 3b2b865d91b1844baa9feeca2820d2fab65414c7; the captures' README says only serials and UUIDs were
 scrubbed). What nvidia-smi -q does not print (NVLink links, compute capability, topology, CPU
@@ -276,5 +277,57 @@ def _topology(board: dict[str, Any], count: int) -> dict[str, Any]:
     }
 
 
+# Boards with no public capture found: rigcheck's synthetic snapshot of the class, which says
+# where its figures come from (shared/reference/hardware.md, the spec's sources).
+SYNTHETIC = {"h100_pcie": "h100_pcie", "rtx4090": "rtx4090"}
+# What rigcheck's own code and tests say a vGPU guest answers (rigcheck/facts/nvml.py _power,
+# clock_limits.py, tests/health/test_counter_probe.py, tests/replay/test_unsupported_reads.py):
+# beliefs to check on a real guest, applied to the A100 capture. Not a capture of a guest.
+VGPU_ANSWERS = {
+    "nvmlDeviceGetPowerUsage": "NOT_SUPPORTED",
+    "nvmlDeviceGetPowerManagementDefaultLimit": "NOT_SUPPORTED",
+    "nvmlDeviceGetPowerManagementLimitConstraints": "NOT_SUPPORTED",
+    "nvmlDeviceGetGpuMaxPcieLinkGeneration": "NOT_SUPPORTED",
+    "nvmlDeviceGetPcieReplayCounter": "NOT_SUPPORTED",
+    "nvmlDeviceGetClock": "NO_PERMISSION",
+    "nvmlDeviceGetInforomImageVersion": "NO_PERMISSION",
+}
+
+
+def derived() -> None:
+    """The profiles made from others: synthetic boards and the vGPU guest."""
+    from nvml_sim.from_facts import profile_from_snapshot
+
+    from rigcheck.facts.synthetic import synthetic_snapshot
+    from rigcheck.spec import load_spec
+
+    machines = HERE / "profiles" / "machines"
+    for name, spec in SYNTHETIC.items():
+        profile = profile_from_snapshot(synthetic_snapshot(load_spec(spec), gpus=1), name)
+        profile["source"] = (
+            f"synthetic: rigcheck.facts.synthetic's {spec} snapshot (reference figures, "
+            "shared/reference/hardware.md), not a machine: no public capture was found"
+        )
+        gpu = profile["gpus"][0]
+        gpu["cpu_affinity"] = "0-31"
+        profile["topology"] = {"pcie_paths": [["NODE"]], "p2p": dict.fromkeys(P2P, "ok")}
+        (machines / f"{name}.json").write_text(json.dumps(profile, indent=1) + "\n")
+    guest = json.loads((machines / "a100_sxm.json").read_text())
+    guest["name"] = "vgpu_a100"
+    guest["source"] = (
+        "by hand: a100_sxm (the capture) as rigcheck's code and tests say a vGPU guest answers "
+        "(make_profiles.py VGPU_ANSWERS): to be checked on a real guest"
+    )
+    guest["gpus"][0]["answers"] = dict(VGPU_ANSWERS)
+    guest["gpus"][0]["nvlink"] = None  # a guest sees no NVLink of its own
+    (machines / "vgpu_a100.json").write_text(json.dumps(guest, indent=1) + "\n")
+
+
+P2P = ("read", "write", "nvlink", "atomics", "prop")
+
+
 if __name__ == "__main__":
-    main(Path(sys.argv[1]))
+    if sys.argv[1:] == ["--derived"]:
+        derived()
+    else:
+        main(Path(sys.argv[1]))

@@ -20,14 +20,19 @@ from rigcheck.spec import load_spec
 REPLAYS_ABOVE_LIMIT = "test_pcie_replays_within_limit"
 
 
+def read_through_pynvml(tmp_path, machine, spec, driver=None):
+    """The class's synthetic snapshot with the NVML facts rigcheck reads from `machine`."""
+    base = synthetic_snapshot(load_spec(spec), gpus=len(machine["gpus"]))
+    snapshot, lib = simulated_snapshot(base, machine, driver, fake_sysfs(tmp_path, machine))
+    assert not lib.crashes, lib.crashes
+    return snapshot
+
+
 def hgx_h100(tmp_path, driver, replays=0):
     machine = machine_profile("h100_hgx")
     for gpu in machine["gpus"]:
         gpu["pcie"]["replays"] = replays if replays is not None else gpu["pcie"]["replays"]
-    base = synthetic_snapshot(load_spec("h100"), gpus=8)
-    snapshot, lib = simulated_snapshot(base, machine, driver, fake_sysfs(tmp_path, machine))
-    assert not lib.crashes, lib.crashes
-    return snapshot
+    return read_through_pynvml(tmp_path, machine, "h100", driver)
 
 
 @pytest.mark.parametrize("driver", ["R535", "R580"])
@@ -43,3 +48,41 @@ def test_the_captured_replay_counts_fail_the_replay_limit(replay, tmp_path):
     result = replay(hgx_h100(tmp_path, "R580", replays=None), "-m", "h100", "--gpus", "8")
     assert set(result.failed) == {REPLAYS_ABOVE_LIMIT}, result.describe()
     assert "174 replays" in result.failed[REPLAYS_ABOVE_LIMIT], result.describe()
+
+
+# What each other capture fails on its class, and why: each a fact of the real machine
+# (tests/nvml_sim/profiles/machines/*.json name the capture), not a defect of the probes.
+CAPTURE_FINDINGS = {
+    # NVIDIA's capture of a single-GPU A100 VM: nothing.
+    ("a100_sxm", "a100_40gb"): set(),
+    # Persistence mode is Disabled on every GPU of NVIDIA's 8x B200 capture.
+    ("b200_hgx", "b200"): {"test_persistence_mode"},
+    # AWS g6e.2xlarge: the L40S's link reads x8 of x16 at idle.
+    ("l40s", "l40s"): {"test_pcie_width"},
+}
+
+
+@pytest.mark.parametrize(("profile", "spec"), sorted(CAPTURE_FINDINGS))
+def test_each_capture_read_through_pynvml_fails_only_what_the_machine_shows(
+    replay, tmp_path, profile, spec
+):
+    machine = machine_profile(profile)
+    snapshot = read_through_pynvml(tmp_path, machine, spec)
+    result = replay(snapshot, "-m", spec, "--gpus", str(len(machine["gpus"])))
+    assert not result.errors, result.describe()
+    assert set(result.failed) == CAPTURE_FINDINGS[profile, spec], result.describe()
+
+
+def test_a_vgpu_guest_fails_closed_naming_what_it_cannot_read(replay, tmp_path):
+    """tests/nvml_sim/profiles/machines/vgpu_a100.json: NotSupported and NoPermission reads."""
+    snapshot = read_through_pynvml(tmp_path, machine_profile("vgpu_a100"), "a100_40gb")
+    result = replay(snapshot, "-m", "a100_40gb", "--gpus", "1")
+    assert not result.errors, result.describe()
+    assert set(result.failed) == {
+        "test_pcie_replays_within_limit",
+        "test_boost_clock_ceiling_at_board_max",
+        "test_firmware_identical_across_gpus",
+    }, result.describe()
+    for message in result.failed.values():
+        assert "cannot judge" in message, result.describe()
+    assert "NoPermission" in result.failed["test_firmware_identical_across_gpus"]
