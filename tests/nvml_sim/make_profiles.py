@@ -297,7 +297,6 @@ VGPU_ANSWERS = {
 def derived() -> None:
     """The profiles made from others: synthetic boards and the vGPU guest."""
     from nvml_sim.from_facts import profile_from_snapshot
-
     from rigcheck.facts.synthetic import synthetic_snapshot
     from rigcheck.spec import load_spec
 
