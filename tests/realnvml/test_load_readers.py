@@ -84,3 +84,22 @@ def test_burn_in_finds_each_torch_gpu_by_its_pci_bus_id():
     assert not lib.crashes
     assert [e["bus_id"] for e in backend.entries] == ["0000:64:00.0", "0000:53:00.0"]
     assert backend.entries[0]["limits"]["power_limit_w"] == 700.0
+
+
+def test_measurement_telemetry_goes_on_where_power_draw_is_not_readable():
+    """A vGPU guest (profiles/machines/vgpu_a100.json) answers NotSupported for the power draw:
+    the clocks, temperature and reasons of the run are still recorded."""
+    from rigcheck.facts import Facts
+    from rigcheck.measure.device import measured_devices
+    from rigcheck.measure.telemetry import Telemetry, explain
+
+    facts = Facts({"devices": [{"index": 0, "vendor": "nvidia", "name": "NVIDIA A100"}]})
+    (device,) = measured_devices(facts, "cuda")
+    with simulated_nvml("vgpu_a100") as lib, Telemetry(device, interval_s=0.001) as telemetry:
+        while len(telemetry.samples) < 3 and telemetry.unavailable is None:
+            pass
+    assert not lib.crashes
+    summary = telemetry.summary()
+    assert summary["samples"] >= 3 and summary["unavailable"] is None, summary
+    assert summary["power_w_max"] is None and summary["temperature_c_max"] == 33
+    assert "power draw not readable" in explain(summary)
