@@ -83,13 +83,14 @@ def fit(config: Path, options: list[str], vram: int) -> dict:
 def main(out: Path) -> int:
     try:
         import torch
+    except ImportError as exc:
+        return _skipped(out, f"cannot import torch: {exc}")
+    if not torch.cuda.is_available():
+        return _skipped(out, "torch sees no CUDA device")
+    try:
         import transformers
     except ImportError as exc:
-        out.write_text(json.dumps({"skipped": f"cannot import: {exc}"}, indent=1) + "\n")
-        return 0
-    if not torch.cuda.is_available():
-        out.write_text(json.dumps({"skipped": "torch sees no CUDA device"}, indent=1) + "\n")
-        return 0
+        return _skipped(out, f"cannot import transformers (never installed here): {exc}")
     vram = torch.cuda.get_device_properties(0).total_memory
     results = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__,
                "transformers": transformers.__version__, "config": CONFIG, "jobs": {}}  # fmt: skip
@@ -104,6 +105,11 @@ def main(out: Path) -> int:
                 job["error"] = f"{type(exc).__name__}: {exc}"
             results["jobs"][name] = job
             out.write_text(json.dumps(results, indent=1) + "\n")
+    return 0
+
+
+def _skipped(out: Path, why: str) -> int:
+    out.write_text(json.dumps({"skipped": why}, indent=1) + "\n")
     return 0
 
 

@@ -72,7 +72,7 @@ def test_it_only_queries_the_gpu_and_installs_nothing(tmp_path):
 
 def test_the_steps_run_into_one_folder_with_a_manifest(tmp_path, fake_path):
     out = tmp_path / "run"
-    only = ["nvidia-smi -q", "nvidia-smi -q -x", "nvcc --version", "nccl", "memory jobs"]
+    only = ["nvidia-smi -q", "nvidia-smi -q -x", "nvcc --version", "nccl"]
     done = run(out, "--class", "h100", *[a for s in only for a in ("--only", s)], path=fake_path)
     assert done.returncode == 0, done.stderr
     manifest = json.loads((out / "manifest.json").read_text())
@@ -84,7 +84,15 @@ def test_the_steps_run_into_one_folder_with_a_manifest(tmp_path, fake_path):
     assert (out / "env/nvidia-smi-q.xml").read_text() == "nvidia-smi -q -x\n"
     assert "release 12.4" in (out / "env/nvcc.txt").read_text()
     assert steps["nccl"]["skipped"] == "not on PATH: torchrun"
-    assert json.loads((out / "jobs.json").read_text()) == {"skipped": "torch sees no CUDA device"}
+
+
+def test_the_memory_jobs_say_why_nothing_ran_without_cuda(tmp_path):
+    spec = importlib.util.spec_from_file_location("jobs", REPO / "tools" / "live_silicon_jobs.py")
+    jobs = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(jobs)
+    assert jobs.main(tmp_path / "jobs.json") == 0
+    written = json.loads((tmp_path / "jobs.json").read_text())
+    assert written == {"skipped": "torch sees no CUDA device"}
 
 
 def test_out_defaults_to_the_out_variable(tmp_path, fake_path):

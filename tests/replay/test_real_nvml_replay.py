@@ -35,9 +35,10 @@ def hgx_h100(tmp_path, driver, replays=0):
     return read_through_pynvml(tmp_path, machine, "h100", driver)
 
 
-@pytest.mark.parametrize("driver", ["R535", "R580"])
-def test_healthy_hgx_h100_read_through_pynvml_passes_every_fact_check(replay, tmp_path, driver):
-    result = replay(hgx_h100(tmp_path, driver), "-m", "h100", "--gpus", "8")
+def test_healthy_hgx_h100_read_through_pynvml_passes_every_fact_check(replay, tmp_path):
+    """Under R535, the first driver with every call rigcheck reads (tests/realnvml covers the
+    other generations probe by probe)."""
+    result = replay(hgx_h100(tmp_path, "R535"), "-m", "h100", "--gpus", "8")
     assert not result.errors, result.describe()
     assert not result.failed, result.describe()
     assert result.ret == pytest.ExitCode.OK, result.describe()
