@@ -1,0 +1,29 @@
+"""The real amdsmi package over a simulated libamd_smi (rigcheck/amdsmi_sim), built from a
+snapshot's AMD device records: what the AMD probe tests run against, in place of the
+hand-written stand-in module this replaced. `module.failures[(C symbol, bus id or None)]` makes
+that call answer an amdsmi_status_t code (2 NOT_SUPPORTED, 10 NO_PERM, 34 DRIVER_NOT_LOADED...)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from rigcheck.amdsmi_sim import import_amdsmi
+from rigcheck.amdsmi_sim.from_facts import device_profile, pairs_from_topology
+from rigcheck.amdsmi_sim.node import Node
+
+NOT_SUPPORTED, NO_PERM, DRIVER_NOT_LOADED = 2, 10, 34
+# The library version the synthetic ROCm 6.2 host records (rigcheck/facts/synthetic_amd.py).
+LIB_VERSION = {"major": 24, "minor": 6, "release": 2, "build": "0"}
+
+
+def real_amdsmi(devices: list[dict[str, Any]], topology: Any = None, driver: str = "6.8.5",
+                path: Path | None = None) -> ModuleType:  # fmt: skip
+    """The amdsmi package (the installed one, or the release in `path`) answering for `devices`."""
+    profiles = [device_profile(d, driver) for d in devices]
+    node = Node(profiles, pairs_from_topology(topology or {}), lib_version=LIB_VERSION)
+    module = import_amdsmi(node, path=path)
+    module.failures = node.fail  # type: ignore[attr-defined]
+    module.simulated_node = node  # type: ignore[attr-defined]
+    return module
