@@ -89,7 +89,18 @@ def _counter(value: int | None) -> int:
 
 
 def _pcie(link: dict[str, Any]) -> dict[str, Any]:
+    """amdsmi_pcie_info_t (ROCm 6.1 on), and ROCm 6.0's link status, link caps (both
+    amdsmi_pcie_info_t of that release: lanes, speed in MT/s) and PCIe replay counter."""
     return {
+        "pcie_link_status": {
+            "pcie_lanes": link["width_current"],
+            "pcie_speed": MT_PER_S[link["gen_current"]],
+        },
+        "pcie_link_caps": {
+            "pcie_lanes": link["width_max"],
+            "pcie_speed": MT_PER_S[link["gen_max"]],
+        },
+        "pci_replay_counter": _counter(link["replays"]),
         "pcie": {
             "pcie_static": {
                 "max_pcie_width": link["width_max"],
@@ -105,7 +116,7 @@ def _pcie(link: dict[str, Any]) -> dict[str, Any]:
                 "pcie_nak_sent_count": _counter(link["nak_sent"]),
                 "pcie_nak_received_count": _counter(link["nak_received"]),
             },
-        }
+        },
     }
 
 

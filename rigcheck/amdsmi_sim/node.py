@@ -203,6 +203,14 @@ class Node:
                 processes[i] = process["pid"]
         return SUCCESS if len(found) <= room else OUT_OF_RESOURCES
 
+    def _amdsmi_get_gpu_process_info(self, device: dict, pid: int, info: Any) -> int:
+        """ROCm 6.0's per-process read (its process list answers pids)."""
+        found = [p for p in device["processes"] if p["pid"] == pid]
+        if not found:
+            return NOT_FOUND
+        self.fill(info.contents, found[0])
+        return SUCCESS
+
     def _amdsmi_get_fw_info(self, device: dict, info: Any) -> int:
         blocks = list(device["firmware"].items())
         info.contents.num_fw_info = len(blocks)
@@ -223,6 +231,7 @@ class Node:
 
     _amdsmi_get_gpu_bad_page_threshold = _scalar("bad_page_threshold")
     _amdsmi_gpu_xgmi_error_status = _scalar("xgmi_error")
+    _amdsmi_get_gpu_pci_replay_counter = _scalar("pci_replay_counter")  # ROCm 6.0's API
     _amdsmi_get_gpu_total_ecc_count = _struct("ecc_total")
 
     def _amdsmi_get_power_cap_info(self, device: dict, sensor: int, info: Any) -> int:
@@ -289,7 +298,7 @@ class Node:
                 setattr(target, key, value)
 
 
-INSUFFICIENT_SIZE, OUT_OF_RESOURCES = 41, 15
+INSUFFICIENT_SIZE, OUT_OF_RESOURCES, NOT_FOUND = 41, 15, 31
 PER_PAIR = {"amdsmi_topo_get_link_type", "amdsmi_is_P2P_accessible"}
 # Symbols whose first argument is a processor handle.
 PER_DEVICE = {
