@@ -11,10 +11,14 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from counter_fakes import write_aer
 
 from rigcheck.amdsmi_sim import import_amdsmi
 from rigcheck.amdsmi_sim.from_facts import device_profile, pairs_from_topology
 from rigcheck.amdsmi_sim.node import Node
+from rigcheck.facts import amd, counters
+from rigcheck.facts.synthetic import synthetic_snapshot
+from rigcheck.spec import load_spec
 
 NOT_SUPPORTED, NO_PERM, DRIVER_NOT_LOADED = 2, 10, 34
 # The library version the synthetic ROCm 6.2 host records (rigcheck/facts/synthetic_amd.py).
@@ -56,3 +60,19 @@ def older_releases() -> list[Path]:
 RELEASES = [pytest.param(None, id="amdsmi-installed")] + [
     pytest.param(p, id=f"amdsmi-{p.name}") for p in older_releases()
 ]
+
+
+# --- an 8-GPU MI300X node probed through a real amdsmi release -----------------------------
+def healthy_node() -> dict[str, Any]:
+    return synthetic_snapshot(load_spec("mi300x"), gpus=8)
+
+
+def probe(node: dict[str, Any], release: Path | None, monkeypatch, tmp_path: Path):
+    """(devices, {"rocm", "topology"}) as rigcheck's AMD probe writes them on this node."""
+    pci = {d["pci"]["bus_id"]: d["pci"] for d in node["devices"]}
+    monkeypatch.setattr(amd, "_pci", lambda bus_id: pci[bus_id])  # this host has no such sysfs
+    monkeypatch.setattr(counters, "SYSFS_PCI", tmp_path / "aer")
+    for device in node["devices"]:
+        write_aer(tmp_path / "aer", device)  # the kernel's aer_dev_* files (tests/counter_fakes)
+    module = real_amdsmi(node["devices"], node["topology"], path=release)
+    return amd.probe_amd(node["software"]["torch"]["devices"], load=lambda: module)

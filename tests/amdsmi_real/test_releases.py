@@ -5,8 +5,7 @@ release that shows it, what rigcheck used to get wrong (a healthy node failing a
 from __future__ import annotations
 
 import pytest
-from amd_node import healthy_node, probe
-from amd_real import RELEASES, real_amdsmi
+from amd_real import RELEASES, healthy_node, probe, real_amdsmi
 
 from rigcheck.amdsmi_sim import release_of
 from rigcheck.facts import amd_smi
