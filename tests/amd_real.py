@@ -20,7 +20,7 @@ from rigcheck.facts import amd, counters
 from rigcheck.facts.synthetic import synthetic_snapshot
 from rigcheck.spec import load_spec
 
-NOT_SUPPORTED, NO_PERM, DRIVER_NOT_LOADED = 2, 10, 34
+INVAL, NOT_SUPPORTED, NO_PERM, DRIVER_NOT_LOADED = 1, 2, 10, 34
 # The library version the synthetic ROCm 6.2 host records (rigcheck/facts/synthetic_amd.py).
 LIB_VERSION = {"major": 24, "minor": 6, "release": 2, "build": "0"}
 
@@ -67,12 +67,12 @@ def healthy_node() -> dict[str, Any]:
     return synthetic_snapshot(load_spec("mi300x"), gpus=8)
 
 
-def probe(node: dict[str, Any], release: Path | None, monkeypatch, tmp_path: Path):
+def probe(node: dict[str, Any], release: Path | None, monkeypatch, tmp_path: Path, module=None):
     """(devices, {"rocm", "topology"}) as rigcheck's AMD probe writes them on this node."""
     pci = {d["pci"]["bus_id"]: d["pci"] for d in node["devices"]}
     monkeypatch.setattr(amd, "_pci", lambda bus_id: pci[bus_id])  # this host has no such sysfs
     monkeypatch.setattr(counters, "SYSFS_PCI", tmp_path / "aer")
     for device in node["devices"]:
         write_aer(tmp_path / "aer", device)  # the kernel's aer_dev_* files (tests/counter_fakes)
-    module = real_amdsmi(node["devices"], node["topology"], path=release)
+    module = module or real_amdsmi(node["devices"], node["topology"], path=release)
     return amd.probe_amd(node["software"]["torch"]["devices"], load=lambda: module)

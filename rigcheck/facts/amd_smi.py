@@ -20,6 +20,7 @@ from typing import Any
 from rigcheck.facts import amd_smi_releases as releases
 from rigcheck.facts.probe import error_record
 
+INVAL = 1  # amdsmi_wrapper.AMDSMI_STATUS_INVAL
 NOT_SUPPORTED = 2  # amdsmi_wrapper.AMDSMI_STATUS_NOT_SUPPORTED
 NO_PERM = 10  # amdsmi_wrapper.AMDSMI_STATUS_NO_PERM
 # amdsmi_wrapper.AMDSMI_MEM_PAGE_STATUS_*: what amdsmi_get_gpu_bad_page_info's "status" says.
@@ -256,7 +257,7 @@ def _xgmi(smi: Any, h: Any, read) -> dict[str, Any]:
         raise RuntimeError(releases.missing(smi, "amdsmi_get_gpu_xgmi_link_status", "6.4"))
     status = smi.amdsmi_get_gpu_xgmi_link_status(h)
     letters = list(status["status"])
-    error = read(lambda: int(smi.amdsmi_gpu_xgmi_error_status(h)))
+    error = read(lambda: _xgmi_error(smi, h))
     return {
         "total_links": int(status["total_links"]),
         **{word: letters.count(letter) for letter, word in XGMI_LINK.items()},
@@ -264,6 +265,22 @@ def _xgmi(smi: Any, h: Any, read) -> dict[str, Any]:
         if isinstance(error, int)
         else error,
     }
+
+
+def _xgmi_error(smi: Any, h: Any) -> int | None:
+    """amdsmi_gpu_xgmi_error_status, or None where the GPU does not report it.
+
+    On MI300X, MI325X and MI355 the driver's xgmi_error file answers EINVAL (its DF 4.x has no
+    FICA hooks), which amdsmi passes on as AMDSMI_STATUS_INVAL (ROCm/rocm-systems#11468;
+    `amd-smi metric` shows XGMI_ERR: N/A). Those GPUs count xGMI errors in the XGMI_WAFL RAS
+    block instead, which the ECC checks judge.
+    """
+    try:
+        return int(smi.amdsmi_gpu_xgmi_error_status(h))
+    except Exception as exc:
+        if getattr(exc, "err_code", None) == INVAL and _is_library(smi, exc):
+            return None
+        raise
 
 
 def _firmware(smi: Any, h: Any) -> dict[str, Any]:

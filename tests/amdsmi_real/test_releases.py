@@ -5,7 +5,7 @@ release that shows it, what rigcheck used to get wrong (a healthy node failing a
 from __future__ import annotations
 
 import pytest
-from amd_real import RELEASES, healthy_node, probe, real_amdsmi
+from amd_real import INVAL, RELEASES, healthy_node, probe, real_amdsmi
 
 from rigcheck.amdsmi_sim import release_of
 from rigcheck.facts import amd_smi
@@ -52,6 +52,19 @@ def test_from_rocm_6_4_every_fact_reads_back(release, monkeypatch, tmp_path):
 
 
 # --- defects the real packages exposed, each with the releases that show it ----------------
+
+
+@pytest.mark.parametrize("release", releases(since=(6, 4)))  # before: no xGMI link status
+def test_mi300x_answering_inval_for_xgmi_errors_is_not_reported(release, monkeypatch, tmp_path):
+    """MI300X's driver answers EINVAL for xgmi_error, amdsmi AMDSMI_STATUS_INVAL
+    (ROCm/rocm-systems#11468). Was: an error record, and test_amd_xgmi_links_up failing every
+    healthy MI300X node. Its xGMI errors are counted in the XGMI_WAFL RAS block instead."""
+    node = healthy_node()
+    module = real_amdsmi(node["devices"], node["topology"], path=release)
+    module.failures[("amdsmi_gpu_xgmi_error_status", None)] = INVAL
+    devices, _ = probe(node, release, monkeypatch, tmp_path, module=module)
+    assert devices[0]["xgmi"]["error_status"] is None
+    assert devices[0]["xgmi"]["up"] == 7
 
 
 @pytest.mark.parametrize("release", releases(before=(6, 1, 2)))
