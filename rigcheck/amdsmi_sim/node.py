@@ -8,7 +8,8 @@ lacks is not written (that release's library has no such field either) and is li
 `Node.unwritten`. A string value "AMDSMI_..." in a numeric field is that enum constant of the
 loaded release. Calls answer amdsmi_status_t codes: NOT_INIT before amdsmi_init, NOT_SUPPORTED
 for a symbol the profile lists under "not_supported", INVAL for an unknown handle, and any code a
-test puts in `Node.fail[(symbol, bus id or None)]`.
+test puts in `Node.fail[(symbol, bus id or None)]`, or a profile under "status" (a symbol a
+real device answers with an error, e.g. MI300X's xGMI error status: AMDSMI_STATUS_INVAL).
 """
 
 from __future__ import annotations
@@ -79,6 +80,8 @@ class Node:
                 return self.fail[key]
         if device is not None and name in device.get("not_supported", ()):
             return NOT_SUPPORTED
+        if device is not None and name in device.get("status", {}):  # a profile's known answer
+            return self.constant(device["status"][name])
         return handler(device, *c_args[1:]) if name in PER_DEVICE else handler(*c_args)
 
     def _buses(self, name: str, c_args: tuple) -> list[str]:
