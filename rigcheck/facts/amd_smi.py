@@ -254,7 +254,7 @@ def _pcie_link(smi: Any, h: Any) -> dict[str, Any]:
 def _xgmi(smi: Any, h: Any, read) -> dict[str, Any]:
     """The GPU's xGMI (Infinity Fabric) links: how many up, down, disabled; the error state."""
     if not hasattr(smi, "amdsmi_get_gpu_xgmi_link_status"):
-        raise RuntimeError(releases.missing(smi, "amdsmi_get_gpu_xgmi_link_status", "6.4"))
+        raise RuntimeError(releases.missing("amdsmi_get_gpu_xgmi_link_status", "6.4"))
     status = smi.amdsmi_get_gpu_xgmi_link_status(h)
     letters = list(status["status"])
     error = read(lambda: _xgmi_error(smi, h))

@@ -13,6 +13,8 @@ the real packages in the self-tests (tests/amdsmi_real):
 - amdsmi_get_gpu_process_list: ROCm 6.0's answers process handles, each read with
   amdsmi_get_gpu_process_info; later ones answer the records themselves.
 - `import amdsmi` of ROCm 6.0-6.1 reads os.environ["ROCM_PATH"]: KeyError when it is unset.
+- A package newer than the host's libamd_smi (PyPI's amdsmi 7.0 over ROCm 6.x) fails at import:
+  its wrapper binds symbols the older library lacks (AttributeError: undefined symbol).
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ def bad_page_list(answer: Any) -> list[Any]:
     return list(answer)
 
 
-def missing(smi: Any, function: str, since: str) -> str:
+def missing(function: str, since: str) -> str:
     """Why a read cannot be made: this amdsmi package has no such function."""
     return (
         f"this amdsmi has no {function} (it came with ROCm {since}'s amdsmi): upgrade ROCm, "
@@ -74,6 +76,12 @@ def import_advice(exc: Exception) -> str:
         return (
             "this amdsmi (ROCm 6.0-6.1) needs ROCM_PATH at import: `export ROCM_PATH=/opt/rocm` "
             "and run again"
+        )
+    if isinstance(exc, AttributeError) and "undefined symbol" in str(exc):
+        return (
+            "this amdsmi package is newer than the host's libamd_smi (a PyPI amdsmi over an "
+            "older ROCm?): install the one that ships with the host's ROCm instead "
+            "(`pip install /opt/rocm/share/amd_smi`)"
         )
     return (
         "install ROCm's amdsmi (/opt/rocm/share/amd_smi, `pip install /opt/rocm/share/amd_smi`) "

@@ -4,10 +4,13 @@ release that shows it, what rigcheck used to get wrong (a healthy node failing a
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from amd_real import INVAL, RELEASES, healthy_node, probe, real_amdsmi
 
-from rigcheck.amdsmi_sim import release_of
+from rigcheck.amdsmi_sim import import_amdsmi, release_of
+from rigcheck.amdsmi_sim.from_facts import node_from_snapshot
 from rigcheck.facts import amd_smi
 from rigcheck.facts.probe import is_error
 
@@ -130,3 +133,24 @@ def test_rocm_path_unset_says_to_set_it(release):
 
     _, library = amd_smi.probe_amd_health(["0000:18:00.0"], load)
     assert is_error(library) and "export ROCM_PATH=/opt/rocm" in library["error"]
+
+
+def exported_by(release) -> set[str]:
+    """The symbols a release's libamd_smi exports, as its own wrapper binds them."""
+    wrapper = (release / "amdsmi" / "amdsmi_wrapper.py").read_text()
+    return set(re.findall(r"_libraries\['libamd_smi\.so'\]\.(\w+)", wrapper))
+
+
+@pytest.mark.parametrize("release", releases(before=(6, 4)))
+def test_the_newest_package_over_an_older_library_says_to_install_the_hosts(release):
+    """PyPI's amdsmi 7.0 on a ROCm 6.x host: its wrapper binds symbols the older library lacks,
+    and the import fails (ctypes: undefined symbol). Was: advice to install amdsmi, which is
+    what the user just did; now: install the one that ships with the host's ROCm."""
+    node = healthy_node()
+
+    def load():
+        return import_amdsmi(node_from_snapshot(node), symbols=exported_by(release))
+
+    _, library = amd_smi.probe_amd_health(["0000:18:00.0"], load)
+    assert "undefined symbol" in library["error"]
+    assert "ships with the host's ROCm" in library["error"]
