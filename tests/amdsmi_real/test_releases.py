@@ -5,6 +5,7 @@ release that shows it, what rigcheck used to get wrong (a healthy node failing a
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from amd_real import INVAL, RELEASES, healthy_node, probe, real_amdsmi
@@ -41,6 +42,9 @@ def test_a_healthy_node_reads_the_same_through_every_release(release, monkeypatc
             assert block in want["ras_blocks"]
         assert got["pcie_link"]["gen_current"] == 5 and got["pcie_link"]["width_max"] == 16
     assert other["topology"]["pairs"] == node["topology"]["pairs"]
+    assert other["rocm"]["amdsmi_lib"] == "24.6.2"  # tests/amd_real.py LIB_VERSION
+    if not Path("/sys/module/amdgpu/version").exists():  # else the host's own driver
+        assert other["rocm"]["kernel_driver"] == "6.8.5"  # amdsmi_get_gpu_driver_info
 
 
 @pytest.mark.parametrize("release", releases(since=(6, 4)))
