@@ -8,7 +8,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from amd_fakes import fake_amdsmi
+from amd_real import real_amdsmi
 from counter_fakes import write_aer
 from nvml_sim import simulated_nvml
 from nvml_sim.from_facts import profile_from_snapshot
@@ -103,7 +103,7 @@ def test_amd_probe_writes_back_the_synthetic_devices(name, monkeypatch, tmp_path
     monkeypatch.setattr(counters, "SYSFS_PCI", tmp_path)
     for device in snapshot["devices"]:
         write_aer(tmp_path, device)
-    module = fake_amdsmi(snapshot["devices"], topology=snapshot["topology"])  # tests/amd_fakes.py
+    module = real_amdsmi(snapshot["devices"], topology=snapshot["topology"])  # tests/amd_real.py
     devices, _ = amd.probe_amd(snapshot["software"]["torch"]["devices"], load=lambda: module)
     assert devices == snapshot["devices"]
 
