@@ -49,6 +49,15 @@ NVIDIA_SMI_QUERIES = {
 }
 
 
+NVML_SYMBOLS = """
+import ctypes, json, sys
+sys.path.insert(0, 'tests')
+from nvml_sim.library import SYMBOLS
+lib = ctypes.CDLL('libnvidia-ml.so.1')
+print(json.dumps({name: hasattr(lib, name) for name in sorted(SYMBOLS)}, indent=1))
+"""
+
+
 @dataclass
 class Step:
     name: str
@@ -71,6 +80,9 @@ def steps(out: Path, gpus: int, marker: str) -> list[Step]:
         Step("collect_env", [py, "-m", "torch.utils.collect_env"], 120, "env/collect_env.txt"),
         Step("pip list", [py, "-m", "pip", "list"], 60, "env/pip_list.txt"),
         Step("uname", ["uname", "-a"], 10, "env/uname.txt", ["uname"]),
+        # Which NVML symbols this driver exports: what tests/nvml_sim/profiles/drivers.json
+        # says per generation, checked (a dlsym per name, nothing called).
+        Step("nvml symbols", [py, "-c", NVML_SYMBOLS], 30, "env/nvml_symbols.json"),
         Step("detect", [py, "-m", "rigcheck.cli", "detect"], 120, "detect.txt"),
         Step("facts", [py, "-m", "rigcheck.cli", "facts", "-o", str(out / "facts.json")], 180,
              "facts.log"),

@@ -72,7 +72,7 @@ def test_it_only_queries_the_gpu_and_installs_nothing(tmp_path):
 
 def test_the_steps_run_into_one_folder_with_a_manifest(tmp_path, fake_path):
     out = tmp_path / "run"
-    only = ["nvidia-smi -q", "nvidia-smi -q -x", "nvcc --version", "nccl"]
+    only = ["nvidia-smi -q", "nvidia-smi -q -x", "nvcc --version", "nvml symbols", "nccl"]
     done = run(out, "--class", "h100", *[a for s in only for a in ("--only", s)], path=fake_path)
     assert done.returncode == 0, done.stderr
     manifest = json.loads((out / "manifest.json").read_text())
@@ -84,6 +84,9 @@ def test_the_steps_run_into_one_folder_with_a_manifest(tmp_path, fake_path):
     assert (out / "env/nvidia-smi-q.xml").read_text() == "nvidia-smi -q -x\n"
     assert "release 12.4" in (out / "env/nvcc.txt").read_text()
     assert steps["nccl"]["skipped"] == "not on PATH: torchrun"
+    # No libnvidia-ml here: the symbol check got as far as loading it.
+    assert steps["nvml symbols"]["exit_code"] == 1
+    assert "libnvidia-ml.so.1" in (out / "env/nvml_symbols.json").read_text()
 
 
 def test_the_memory_jobs_say_why_nothing_ran_without_cuda(tmp_path):
