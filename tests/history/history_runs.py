@@ -82,3 +82,15 @@ def clean_env() -> dict[str, str]:
     """This process's environment less the self-tests' RIGCHECK_HISTORY=none (tests/conftest.py):
     a test names its store, or leaves the default (the data folder) to be found."""
     return {k: v for k, v in os.environ.items() if k != "RIGCHECK_HISTORY"}
+
+
+def parsed_samples(text: str) -> dict[tuple[str, tuple], float]:
+    """(name, sorted labels) -> value, read by prometheus_client's own parser (which refuses a
+    malformed exposition)."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    return {
+        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+    }
