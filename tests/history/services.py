@@ -108,3 +108,60 @@ class Postgres:
     def stop(self) -> None:
         if self.proc is not None:
             stop(self.proc, signal.SIGINT)  # PostgreSQL's "fast" shutdown
+
+
+class PrometheusStack:
+    """prometheus-node-exporter with only its textfile collector, and a prometheus server that
+    scrapes it every second; both listen on 127.0.0.1 only."""
+
+    def __init__(self, root: Path, textfile_dir: Path) -> None:
+        self.bins = require(
+            ("prometheus", "prometheus-node-exporter"),
+            "prometheus prometheus-node-exporter",
+            "RIGCHECK_REQUIRE_PROMETHEUS",
+        )
+        self.root, self.textfile_dir = root, textfile_dir
+        self.exporter_port, self.port = free_port(), free_port()
+        self.procs: list[subprocess.Popen] = []
+
+    def start(self) -> None:
+        exporter = f"127.0.0.1:{self.exporter_port}"
+        self._start(self.bins["prometheus-node-exporter"], "--collector.disable-defaults",
+                    "--collector.textfile", f"--collector.textfile.directory={self.textfile_dir}",
+                    f"--web.listen-address={exporter}")  # fmt: skip
+        config = self.root / "prometheus.yml"
+        config.write_text(
+            "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
+            f"scrape_configs: [{{job_name: node, static_configs: [{{targets: ['{exporter}']}}]}}]\n"
+        )
+        self._start(self.bins["prometheus"], f"--config.file={config}",
+                    f"--storage.tsdb.path={self.root / 'tsdb'}",
+                    f"--web.listen-address=127.0.0.1:{self.port}")  # fmt: skip
+
+    def _start(self, *command: str) -> None:
+        log = open(self.root / f"{Path(command[0]).name}.log", "wb")  # noqa: SIM115 (kept open)
+        self.procs.append(subprocess.Popen(command, cwd=self.root, stdout=log, stderr=log))
+
+    def query(self, promql: str) -> list[dict]:
+        """The result of an instant PromQL query over prometheus' HTTP API ([] until scraped)."""
+        import json
+        import urllib.parse
+        import urllib.request
+
+        url = f"http://127.0.0.1:{self.port}/api/v1/query?" + urllib.parse.urlencode(
+            {"query": promql}
+        )
+        try:
+            with urllib.request.urlopen(url, timeout=5) as response:
+                answer = json.load(response)
+        except OSError:  # not listening yet
+            return []
+        assert answer["status"] == "success", answer
+        return answer["data"]["result"]
+
+    def logs(self) -> str:
+        return "\n".join(p.read_text(errors="replace")[-2000:] for p in self.root.glob("*.log"))
+
+    def stop(self) -> None:
+        for proc in reversed(self.procs):
+            stop(proc)
