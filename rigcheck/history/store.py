@@ -14,6 +14,10 @@ from rigcheck.history import rows
 from rigcheck.history.schema import checks, figures, gpus, runs
 
 MIGRATIONS = Path(__file__).with_name("migrations")
+# A database server that does not answer must not hold a finished run for minutes (TCP's own
+# connect timeout): its drivers' connect_timeout, in seconds, unless the URL sets one.
+CONNECT_TIMEOUT_S = 10
+SERVER_BACKENDS = ("postgresql", "mysql", "mariadb")
 
 
 @dataclass(frozen=True)
@@ -34,13 +38,19 @@ class Sighting:
 
 def open_store(url: str) -> Engine:
     """An engine on the store, its schema brought to the newest revision."""
-    engine = sa.create_engine(url)
     parsed = make_url(url)
+    engine = sa.create_engine(url, connect_args=connect_args(parsed))
     if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
         Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
     with engine.begin() as connection:
         migrate(connection)
     return engine
+
+
+def connect_args(parsed: sa.URL) -> dict[str, Any]:
+    if parsed.get_backend_name() in SERVER_BACKENDS and "connect_timeout" not in parsed.query:
+        return {"connect_timeout": CONNECT_TIMEOUT_S}
+    return {}
 
 
 def migrate(connection: Connection) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 from history_runs import live_cpu_run, rigcheck
-from services import Postgres
+from history_services import Postgres
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from history_runs import XID_79, node_run, parsed_samples
-from services import PrometheusStack, wait_for
+from history_services import PrometheusStack, wait_for
 
 from rigcheck.prometheus_textfile import FILE_NAME, render, write_textfile
 

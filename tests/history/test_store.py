@@ -103,6 +103,14 @@ def test_a_store_that_cannot_be_written_is_one_warning_line(bad_url):
     assert "\n" not in lines[0][1]
 
 
+def test_a_database_server_that_does_not_answer_is_given_up_on():
+    from sqlalchemy.engine import make_url
+
+    assert store.connect_args(make_url("postgresql+psycopg://h/db")) == {"connect_timeout": 10}
+    assert store.connect_args(make_url("postgresql+psycopg://h/db?connect_timeout=3")) == {}
+    assert store.connect_args(make_url("sqlite:///x.db")) == {}
+
+
 def test_the_store_url_comes_from_the_option_then_the_env_then_the_data_folder(
     monkeypatch, tmp_path
 ):
