@@ -16,7 +16,7 @@ import re
 import tempfile
 from pathlib import Path
 
-from rigcheck.history.rows import gpu_of, pci_indexes
+from rigcheck.history.rows import gpus_of, pci_indexes
 from rigcheck.reports.outcome import OUTCOMES
 
 FILE_NAME = "rigcheck.prom"
@@ -68,12 +68,16 @@ def _check_metrics(lines: list[str], certificate: dict, facts: dict) -> None:
     about = "each check's result in the last run, as a state set; gpu: the device index it is about"
     _header(lines, "rigcheck_check_result", "gauge", about + ", empty for the machine")
     by_pci = pci_indexes(facts)
+    seen: set[str] = set()
     for check in certificate["checks"]:
-        gpu = gpu_of(check, by_pci)
-        for outcome in OUTCOMES:
-            labels = {"check": check["name"], "gpu": "" if gpu is None else str(gpu)}
-            value = int(check["outcome"] == outcome)
-            lines.append(f"rigcheck_check_result{_labels({**labels, 'result': outcome})} {value}")
+        for gpu in [str(g) for g in gpus_of(check, by_pci)] or [""]:  # one state set per GPU
+            for outcome in OUTCOMES:
+                labels = _labels({"check": check["name"], "gpu": gpu, "result": outcome})
+                if labels not in seen:  # a series appears once in a scrape
+                    seen.add(labels)
+                    lines.append(
+                        f"rigcheck_check_result{labels} {int(check['outcome'] == outcome)}"
+                    )
 
 
 def _figure_metrics(lines: list[str], certificate: dict) -> None:

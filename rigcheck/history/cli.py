@@ -56,8 +56,9 @@ def run_history(args: argparse.Namespace) -> int:
         from rigcheck.history.page import render_history
         from rigcheck.reports.certificate import write_atomic
 
-        write_atomic(Path(args.html), render_history(view.title, view.runs, view.drifts,
-                                                     view.notes))  # fmt: skip
+        changes = [c.text() for c in view.changes]
+        page = render_history(view.title, view.runs, view.drifts, view.notes, changes)
+        write_atomic(Path(args.html), page)
         print(f"wrote {args.html}", file=sys.stderr)
     return 0
 

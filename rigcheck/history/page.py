@@ -49,7 +49,9 @@ def line_chart(points: list[tuple[str, float, str]]) -> str:
     )
 
 
-def render_history(title: str, runs: list[dict], drifts: list[Drift], notes: list[str]) -> str:
+def render_history(
+    title: str, runs: list[dict], drifts: list[Drift], notes: list[str], changes: list[str]
+) -> str:
     rows = "".join(
         f"<tr><td>{escape(r['started_at'])}</td><td>{escape(r['node'])}</td>"
         f"<td>{escape(r['run_id'])}</td><td>{escape(r['verdict'])}</td></tr>"
@@ -60,7 +62,8 @@ def render_history(title: str, runs: list[dict], drifts: list[Drift], notes: lis
         "</section>"
         for name, points in sorted(series_of(runs).items())
     )
-    warnings = "".join(f"<li>{escape(line)}</li>" for line in [*notes, *(d.text() for d in drifts)])
+    shown = [*changes, *notes, *(f"drift: {d.text()}" for d in drifts)]
+    warnings = "".join(f"<li>{escape(line)}</li>" for line in shown)
     return (
         f"<!doctype html><html><head><meta charset='utf-8'><title>{escape(title)}</title>"
         f"<style>{STYLE}</style></head><body><main><h1>{escape(title)}</h1>"

@@ -61,17 +61,16 @@ def gpu_rows(facts: dict[str, Any], unmask: bool) -> list[dict[str, Any]]:
 
 
 def check_rows(certificate: dict[str, Any], facts: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per check, or one per GPU it names (an Xid check can name several)."""
     by_pci = pci_indexes(facts)
-    return [
-        {
-            "check_id": check["id"],
-            "name": check["name"],
-            "outcome": check["outcome"],
-            "gpu": gpu_of(check, by_pci),
-            "message": first_line(check.get("message")),
-        }
-        for check in certificate["checks"]
-    ]
+    found = []
+    for check in certificate["checks"]:
+        row = {"check_id": check["id"], "name": check["name"], "outcome": check["outcome"]}
+        message = check.get("message")
+        for gpu in gpus_of(check, by_pci) or [None]:
+            about = message_about(message, _bus_of(facts, gpu)) if gpu is not None else message
+            found.append({**row, "gpu": gpu, "message": first_line(about)})
+    return found
 
 
 def figure_rows(certificate: dict[str, Any]) -> list[dict[str, Any]]:
@@ -90,20 +89,50 @@ def figure_rows(certificate: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def gpu_of(check: dict[str, Any], by_pci: dict[str, int]) -> int | None:
-    """The GPU a check is about: named in its parameters (test_x[gpu3]), by a failing figure's
-    label (gpu3), or by the PCI address its message names (an Xid line). None: the machine."""
+    """The one GPU a check is about, or None: the machine (or several GPUs)."""
+    found = gpus_of(check, by_pci)
+    return found[0] if len(found) == 1 else None
+
+
+def gpus_of(check: dict[str, Any], by_pci: dict[str, int]) -> list[int]:
+    """The GPUs a check is about: named in its parameters (test_x[gpu3]), by a figure's label
+    (gpu3) with the check's own outcome, or by the PCI addresses its message names (the Xid
+    check's lines). [] : the machine as a whole."""
     params = check["name"].partition("[")[2]
     found = GPU_PARAM.search(f"[{params}" if params else "")
     if found:
-        return int(found.group(1))
-    for entry in check.get("figures", []):
-        label = GPU_PARAM.search(f"[{entry.get('label') or ''}]")
-        if label and entry.get("verdict") == check["outcome"]:
-            return int(label.group(1))
-    for address in PCI_ADDRESS.findall(check.get("message") or ""):
-        index = by_pci.get(_pci_tail(address))
-        if index is not None:
-            return index
+        return [int(found.group(1))]
+    labelled = [
+        int(label.group(1))
+        for entry in check.get("figures", [])
+        if entry.get("verdict") == check["outcome"]
+        and (label := GPU_PARAM.search(f"[{entry.get('label') or ''}]"))
+    ]
+    if labelled:
+        return sorted(set(labelled))
+    named = (by_pci.get(_pci_tail(a)) for a in PCI_ADDRESS.findall(check.get("message") or ""))
+    return sorted({index for index in named if index is not None})
+
+
+def message_about(message: str | None, bus: str | None) -> str | None:
+    """The part of a message about one GPU: of "... events: Xid 79 x1 on GPU 0 (bus): ... |
+    Xid 48 x2 on GPU 3 (bus): ...", the Xid entry naming that GPU's bus."""
+    if not message or not bus:
+        return message
+    for part in message.split(" | "):
+        at = part.lower().find(_pci_tail(bus))
+        if at >= 0:
+            start = part.rfind("Xid ", 0, at)
+            part = part[start:] if start >= 0 else part
+            # The Xid check ends its message with notes about every GPU: not this GPU's part.
+            return part.split(". Also seen, ")[0].split(". Meanings: ")[0]
+    return message
+
+
+def _bus_of(facts: dict[str, Any], gpu: int) -> str | None:
+    for bus, index in pci_indexes(facts).items():
+        if index == gpu:
+            return bus
     return None
 
 

@@ -21,6 +21,7 @@ def remember_run(chosen_url: str | None, certificate: dict, facts: dict) -> list
         try:
             lines = [("red", line) for line in board_warnings(engine, certificate, facts)]
             store.write_run(engine, certificate, facts)
+            lines += [("yellow", f"drift: {line}") for line in run_drifts(engine, certificate)]
         finally:
             engine.dispose()
     except Exception as exc:  # any failure of the store: the run's verdict must not depend on it
@@ -40,6 +41,17 @@ def board_warnings(engine: Any, certificate: dict, facts: dict) -> list[str]:
         if sightings:
             lines.append(board_line(board, sightings))
     return lines
+
+
+def run_drifts(engine: Any, certificate: dict) -> list[str]:
+    """The figures of this run that drifted against this node's own earlier runs."""
+    from rigcheck.history import rows, store
+    from rigcheck.history.trends import drifts, spec_bands
+
+    runs = store.load_runs(engine, node=rows.node_name(certificate))
+    classes = {certificate["class"].get("name")} - {None}
+    started = certificate["run"]["started_at"]
+    return [d.text() for d in drifts(runs, spec_bands(classes)) if d.last == started]
 
 
 def board_line(board: dict, sightings: list) -> str:

@@ -4,26 +4,31 @@ screen, and a store that cannot be written leaving the verdict and the exit stat
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 import subprocess
 import sys
 from pathlib import Path
 
-from history_runs import REPO, clean_env, live_cpu_run, node_run, parsed_samples, rigcheck
-
-from rigcheck.history.run_hook import remember_run
+from history_runs import REPO, clean_env, live_cpu_run, parsed_samples, rigcheck
 
 H100 = REPO / "fixtures" / "snapshots" / "h100.json"
+XID = "xid_79_fallen_off_bus"
+BROKEN = {
+    v["name"]: v["changes"]
+    for v in json.loads((REPO / "fixtures" / "broken_variants.json").read_text())
+    if v["name"] == XID
+}
 UNWRITABLE = "sqlite:////proc/rigcheck-no-such-folder/history.db"  # not even root writes /proc
 
 
 def replay_h100(tmp: Path, facts: Path, history: str, *args: str) -> subprocess.CompletedProcess:
-    """The fact suite's GPU count check replayed on a recorded H100 snapshot (a few seconds)."""
+    """Two fact checks (GPU count, Xid events) replayed on a recorded H100 snapshot (seconds)."""
     command = [
-        sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-m", "h100", "-k",
-        "test_device_count", "--facts", str(facts), "--rootdir", str(REPO), "-c",
-        str(REPO / "pyproject.toml"), str(REPO / "suites"), *args,
+        sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-m", "h100",
+        "-k", "test_device_count or test_no_machine_fault_xids", "--facts", str(facts),
+        "--rootdir", str(REPO), "-c", str(REPO / "pyproject.toml"), str(REPO / "suites"), *args,
     ]  # fmt: skip
     tmp.mkdir(exist_ok=True)
     env = {**clean_env(), "RIGCHECK_REPORT_DIR": str(tmp / "reports"), "RIGCHECK_HISTORY": history}
@@ -48,32 +53,45 @@ def test_two_live_cpu_runs_appear_in_history_from_the_default_store(tmp_path):
         assert re.search(rf"{re.escape(started)} .* cpu .* pass", shown.stdout), shown.stdout
 
 
+def variant(tmp: Path, name: str, host: str, broken: str | None = None) -> Path:
+    """The recorded H100 under another host name, with one of fixtures/broken_variants.json's
+    changes (here: Xid 79 in the kernel log for GPU 0, the board falling off the bus)."""
+    facts = json.loads(H100.read_text())
+    facts["host"]["hostname"] = host
+    for change in BROKEN.get(broken, []):
+        facts["kernel_log"][change["set"].split(".")[1]] = change["to"]
+    path = tmp / name
+    path.write_text(json.dumps(facts))
+    return path
+
+
 def test_a_board_seen_failing_elsewhere_is_named_on_the_run_s_last_screen(tmp_path):
     url = f"sqlite:///{tmp_path / 'history.db'}"
     serial = json.loads(H100.read_text())["devices"][0]["serial"]
-    # That board failed as GPU 1 of node-17 (Xid 79), and now sits in the recorded H100.
-    failing = node_run(
-        "node-17", "2026-11-02T10:00:00Z", serials=("999003", serial), xid_on_gpu1=True
-    )
-    remember_run(url, *failing)
+    failing = replay_h100(tmp_path / "a", variant(tmp_path, "a.json", "node-17", XID), url)
+    assert failing.returncode == 1 and "Xid 79" in failing.stdout, failing.stdout
+    assert "was seen failing" not in failing.stdout
+    # The board is moved: the same serial now answers in node-03, which is healthy.
     metrics = tmp_path / "textfile"
     metrics.mkdir()
-    run = replay_h100(tmp_path, H100, url, "--prometheus-textfile", str(metrics))
+    moved = variant(tmp_path, "b.json", "node-03")
+    run = replay_h100(tmp_path / "b", moved, url, "--prometheus-textfile", str(metrics))
     assert run.returncode == 0, run.stdout + run.stderr
     lines = run.stdout.splitlines()
     flagged = [line for line in lines if "was seen failing" in line]
-    assert flagged == [
+    today = dt.datetime.now(dt.timezone.utc).date().isoformat()
+    assert len(flagged) == 1, run.stdout
+    assert flagged[0].startswith(
         f"rigcheck: GPU 0 (serial masked…{serial[-4:]}) was seen failing on node-17 on "
-        "2026-11-02: Xid 79 on 0000:28:00.0: GPU has fallen off the bus. Drain the node and "
-        "reseat the GPU."
-    ]
+        f"{today}: Xid 79 x1 on GPU 0 (0000:18:00.0): GPU has fallen off the bus"
+    ), flagged
     assert lines.index(flagged[0]) < len(lines) - 1 and "verdict PASS" in lines[-1]
     # The same run's metrics, as node_exporter's textfile collector will read them.
     assert [p.name for p in metrics.iterdir()] == ["rigcheck.prom"]
     samples = parsed_samples((metrics / "rigcheck.prom").read_text())
     assert samples[("rigcheck_last_run_verdict", (("verdict", "pass"),))] == 1
     assert samples[("rigcheck_last_run_info", (("class", "h100"), ("tier", "")))] == 1
-    key = (("check", "test_device_count"), ("gpu", ""), ("result", "pass"))
+    key = (("check", "test_no_machine_fault_xids"), ("gpu", ""), ("result", "pass"))
     assert samples[("rigcheck_check_result", key)] == 1
 
 
@@ -88,6 +106,6 @@ def test_an_unwritable_store_leaves_verdict_and_exit_status_with_one_warning_lin
     warnings = [line for line in lines if "history" in line]
     assert len(warnings) == 1 and warnings[0].startswith("rigcheck: history not kept: "), warnings
     assert "/proc/rigcheck-no-such-folder/history.db" in warnings[0]
-    assert "verdict FAIL (1 failed, 0 passed" in run.stdout.splitlines()[-1]
+    assert "verdict FAIL (1 failed, 0 passed, 1 not applicable)" in run.stdout.splitlines()[-1]
     certificate = json.loads(next((tmp_path / "reports").glob("*/certificate.json")).read_text())
     assert certificate["verdict"] == "fail" and certificate["exit_status"] == 1

@@ -35,8 +35,8 @@ def test_each_check_figure_and_the_run_as_parsed_samples(failing_run):
             ("rigcheck_check_result", (("check", check), ("gpu", gpu), ("result", outcome)))
         ]
 
-    assert result("test_no_xid_errors", "1", "fail") == 1  # the GPU its Xid line names
-    assert result("test_no_xid_errors", "1", "pass") == 0
+    assert result("test_no_machine_fault_xids", "1", "fail") == 1  # the GPU its Xid line names
+    assert result("test_no_machine_fault_xids", "1", "pass") == 0
     assert result("test_matmul_bf16_tflops[gpu0]", "0", "fail") == 1
     assert result("test_matmul_bf16_tflops[gpu1]", "1", "pass") == 1
     assert result("test_device_count", "", "pass") == 1
@@ -89,7 +89,7 @@ def test_node_exporter_and_prometheus_serve_rigcheck_s_metrics(failing_run):
         write_textfile(textfiles, *failing_run)
         started = time.monotonic()
         stack.start()
-        query = 'rigcheck_check_result{check="test_no_xid_errors",result="fail"}'
+        query = 'rigcheck_check_result{check="test_no_machine_fault_xids",result="fail"}'
         wait_for(lambda: stack.query(query), 45, f"{query} in prometheus")
         found = stack.query(query)
         assert [(r["metric"]["gpu"], r["value"][1]) for r in found] == [("1", "1")]

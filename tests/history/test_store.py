@@ -7,7 +7,7 @@ import json
 
 import pytest
 import sqlalchemy as sa
-from history_runs import SERIALS, XID_79, node_run
+from history_runs import SERIALS, XID_79_GPU1, node_run
 
 from rigcheck.cli import main
 from rigcheck.history import store
@@ -34,14 +34,17 @@ def test_a_failing_gpu_moved_to_another_node_is_flagged_there(url, capsys):
     certificate, facts = node_run("node-03", "2026-11-09T08:00:00Z", serials=(MOVED, "999001"))
     lines = remember_run(url, certificate, facts)
     assert lines == [
-        ("red", f"GPU 0 (serial masked…6782) was seen failing on node-17 on 2026-11-02: {XID_79}")
+        (
+            "red",
+            f"GPU 0 (serial masked…6782) was seen failing on node-17 on 2026-11-02: {XID_79_GPU1}",
+        )
     ]
     assert main(["history", MOVED, "--history", url]) == 0
     out = capsys.readouterr().out
     assert "GPU 1652923456782: 2 runs" in out
     assert (
         "GPU serial masked…6782 (GPU 0 on node-03, 2026-11-09) was seen failing on node-17 on "
-        f"2026-11-02: {XID_79}" in " ".join(out.split())
+        f"2026-11-02: {XID_79_GPU1}" in " ".join(out.split())
     )
     # The board's healthy neighbour on node-17 (GPU 0) is not flagged anywhere.
     neighbour = (SERIALS[0], "999002")
@@ -71,7 +74,7 @@ def test_runs_and_verdict_changes_of_one_node(url, capsys):
     assert main(["history", "node-17", "--history", url]) == 0
     out = capsys.readouterr().out
     assert "node node-17: 3 runs" in out and "node-18" not in out
-    assert "2026-11-02T10:00 node-17: pass -> fail (failed: test_no_xid_errors)" in out
+    assert "2026-11-02T10:00 node-17: pass -> fail (failed: test_no_machine_fault_xids)" in out
     assert "2026-11-03T10:00 node-17: fail -> pass" in out
     assert "figures over time" in out and "matmul_bf16_tflops gpu1" in out
 

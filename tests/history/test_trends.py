@@ -77,3 +77,14 @@ def test_history_warns_when_one_gpu_drifts_week_after_week(tmp_path, monkeypatch
     assert "drift: node-07: matmul_bf16_tflops gpu1 drifted 12% below its own median 893" in out
     assert "from 2026-10-01 to 2026-10-29 (5 runs)" in out
     assert "gpu0 drifted" not in out and "hbm_bandwidth_gbps" + " gpu1 drifted" not in out
+
+
+def test_the_run_that_drifts_says_so_on_its_last_screen(tmp_path):
+    url = f"sqlite:///{tmp_path / 'history.db'}"
+    lines = []
+    for at, value in zip(WEEKLY, (900.0, 896.0, 890.0, 884.0, 790.0), strict=True):
+        lines = remember_run(url, *node_run("node-07", at, {("matmul_bf16_tflops", 1): value}))
+    assert len(lines) == 1 and lines[0][0] == "yellow"
+    assert lines[0][1].startswith("drift: node-07: matmul_bf16_tflops gpu1 drifted 12% below")
+    # Another node's history is its own: a first run there has nothing to drift from.
+    assert remember_run(url, *node_run("node-08", WEEKLY[-1], {("matmul_bf16_tflops", 1): 1})) == []
