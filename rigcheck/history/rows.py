@@ -7,6 +7,7 @@ import json
 import re
 from typing import Any
 
+from rigcheck.facts.typed import PLACEHOLDERS
 from rigcheck.reports.masking import mask
 
 GPU_PARAM = re.compile(r"(?:^|[\[\-_ ])gpu(\d+)(?:$|[\]\-_ ])")
@@ -18,9 +19,16 @@ def board_key(value: str | None) -> str | None:
     """A fixed-length digest of a full serial or UUID: finds one board again across runs without
     keeping the number itself. Serials are short numbers, so this hides them from a casual
     reader, not from someone who tries every serial: the store is as private as its folder."""
-    if not value or not isinstance(value, str):
+    if not isinstance(value, str) or not identifies_a_board(value):
         return None
     return hashlib.sha256(f"rigcheck-board:{value.strip()}".encode()).hexdigest()
+
+
+def identifies_a_board(value: str) -> bool:
+    """Not a placeholder ("[N/A]", "[Not Supported]": what GeForce boards answer for a serial)
+    and not all zeros: such a value would make every board that shares it one board."""
+    text = value.strip()
+    return text.lower() not in PLACEHOLDERS and set(text) - {"0", "-"} != set()
 
 
 def node_name(certificate: dict[str, Any]) -> str:

@@ -61,6 +61,10 @@ def test_board_keys_are_stable_and_never_the_serial():
     assert board_key("1652923456782") != board_key("1652923456781")
     assert "1652923456782" not in board_key("1652923456782")
     assert board_key("") is None and board_key(None) is None
+    # What boards without a readable serial answer: never one board shared by the whole fleet.
+    for placeholder in ("[N/A]", "[Not Supported]", "N/A", "0000000000000", "  ", "0-0"):
+        assert board_key(placeholder) is None, placeholder
+    assert board_key("0000000000001") is not None
 
 
 def test_first_line():
