@@ -101,12 +101,13 @@ def runs_table(view: View):
     from rich.table import Table
 
     table = Table(title=f"{view.title}: {len(view.runs)} runs", title_justify="left")
-    for column in ("started", "node", "class", "verdict", "failed"):
+    for column in ("started", "node", "class", "facts", "verdict", "failed"):
         table.add_column(column, overflow="fold")
     for run in view.runs:
         failed = ", ".join(c["name"] for c in run["failed"][:3])
         style = {"fail": "red", "warn": "yellow"}.get(run["verdict"])
-        cells = (run["started_at"], run["node"], run["class_name"] or "", run["verdict"], failed)
+        cells = (run["started_at"], run["node"], run["class_name"] or "", run["origin"] or "",
+                 run["verdict"], failed)  # fmt: skip
         table.add_row(*cells, style=style)
     return table
 

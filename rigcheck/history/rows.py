@@ -43,12 +43,19 @@ def run_row(certificate: dict[str, Any]) -> dict[str, Any]:
         "run_id": run["id"],
         "node": node_name(certificate),
         "class_name": certificate["class"].get("name"),
+        "origin": _origin(certificate),
         "tier": run.get("tier") or certificate.get("tier"),
         "verdict": certificate["verdict"],
         "exit_status": certificate.get("exit_status"),
         "started_at": run["started_at"],
         "certificate": json.dumps(certificate, sort_keys=True),
     }
+
+
+def _origin(certificate: dict[str, Any]) -> str | None:
+    origin = certificate["machine"].get("origin")
+    kind = origin.get("kind") if isinstance(origin, dict) else None
+    return kind if isinstance(kind, str) else None
 
 
 def gpu_rows(facts: dict[str, Any], unmask: bool) -> list[dict[str, Any]]:

@@ -14,6 +14,7 @@ runs = Table(
     Column("run_id", String(200), nullable=False, unique=True),  # the report folder's name
     Column("node", String(255), nullable=False, index=True),  # the host name the run recorded
     Column("class_name", String(100)),
+    Column("origin", String(20)),  # the facts': live, recorded (a replayed snapshot), synthetic
     Column("tier", String(50)),  # the run's tier, where the certificate states one
     Column("verdict", String(20), nullable=False),
     Column("exit_status", Integer),

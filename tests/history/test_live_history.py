@@ -50,7 +50,9 @@ def test_two_live_cpu_runs_appear_in_history_from_the_default_store(tmp_path):
     for file in certificates:
         certificate = json.loads(file.read_text())
         started = certificate["run"]["started_at"]
-        assert re.search(rf"{re.escape(started)} .* cpu .* pass", shown.stdout), shown.stdout
+        assert re.search(rf"{re.escape(started)} .* cpu .* live .* pass", shown.stdout), (
+            shown.stdout
+        )
 
 
 def variant(tmp: Path, name: str, host: str, broken: str | None = None) -> Path:

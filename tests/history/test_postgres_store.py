@@ -40,7 +40,8 @@ def test_two_live_cpu_runs_appear_in_history_from_postgresql(postgres, tmp_path)
     shown = rigcheck("history", "--history", postgres.url)
     assert shown.returncode == 0, shown.stderr
     assert "every run: 2 runs" in shown.stdout
-    assert shown.stdout.count(" cpu ") >= 2 and shown.stdout.count(" pass ") >= 2
+    rows = [line for line in shown.stdout.splitlines() if " cpu " in line and " live " in line]
+    assert len(rows) == 2 and all(" pass " in row for row in rows), shown.stdout
     fleet = rigcheck("fleet", "--from-history", postgres.url, "-o", str(tmp_path / "fleet.html"))
     assert fleet.returncode == 0, fleet.stdout + fleet.stderr
     assert "1 nodes" in fleet.stdout and "no node to drain" in fleet.stdout

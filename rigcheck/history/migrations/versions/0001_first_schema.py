@@ -27,6 +27,7 @@ def upgrade() -> None:
         sa.Column("run_id", sa.String(200), nullable=False, unique=True),
         sa.Column("node", sa.String(255), nullable=False, index=True),
         sa.Column("class_name", sa.String(100)),
+        sa.Column("origin", sa.String(20)),
         sa.Column("tier", sa.String(50)),
         sa.Column("verdict", sa.String(20), nullable=False),
         sa.Column("exit_status", sa.Integer),
