@@ -11,6 +11,7 @@ from rigcheck.history.rows import board_key
 from rigcheck.history.trends import Drift, drifts, spec_bands
 
 MASK_MARK = "…"
+MAX_COLUMNS = 8  # figure columns in the terminal
 
 
 @dataclass
@@ -45,7 +46,21 @@ def select_runs(engine: Any, who: str | None) -> tuple[str, list[dict[str, Any]]
     if not run_keys:
         shown = ", ".join(nodes[:10]) + (" …" if len(nodes) > 10 else "") or "none yet"
         raise _not_found(who, shown)
-    return f"GPU {who}", store.load_runs(engine, run_keys=run_keys)
+    return f"GPU {who}", [
+        only_board(run, set(keys)) for run in store.load_runs(engine, run_keys=run_keys)
+    ]
+
+
+def only_board(run: dict[str, Any], keys: set[str]) -> dict[str, Any]:
+    """The run as one board saw it: its figures only (labelled gpuN by its index in that run,
+    which can differ from node to node), and its failures plus the machine's."""
+    indexes = {g["idx"] for g in run["gpus"] if {g["serial_key"], g["uuid_key"]} & keys}
+    labels = {f"gpu{i}" for i in indexes}
+    return {
+        **run,
+        "figures": [f for f in run["figures"] if f["label"] in labels],
+        "failed": [c for c in run["failed"] if c["gpu"] is None or c["gpu"] in indexes],
+    }
 
 
 def _not_found(who: str, nodes: str) -> Exception:
@@ -121,7 +136,11 @@ def figures_table(view: View):
     names = sorted({_label(e) for run in view.runs for e in run["figures"]})
     if not names:
         return None
-    table = Table(title="figures over time", title_justify="left")
+    title = "figures over time"
+    if len(names) > MAX_COLUMNS:  # past this a terminal cannot show them: the page can
+        title += f" (the first {MAX_COLUMNS} of {len(names)}: all of them with --html FILE)"
+        names = names[:MAX_COLUMNS]
+    table = Table(title=title, title_justify="left")
     for column in ("started", "node", *names):
         table.add_column(column, overflow="fold")
     for run in view.runs:

@@ -163,3 +163,31 @@ def test_the_html_page_plots_each_series_without_scripts(url, tmp_path):
     assert html.count("<svg") == 4 and "<script" not in html and "http" not in html
     assert 'data-series="node-17: matmul_bf16_tflops gpu0"' in html
     assert main(["history", "node-17", "--history", url, "--html", str(page)]) == 2
+
+
+def test_a_board_s_view_holds_its_own_figures_and_failures_only(url):
+    from rigcheck.history.report import build_view
+
+    remember_run(url, *node_run("node-17", "2026-11-02T10:00:00Z", xid_on_gpu1=True))
+    remember_run(url, *node_run("node-03", "2026-11-09T08:00:00Z", serials=(MOVED, "999001")))
+    engine = store.open_store(url)
+    view = build_view(engine, MOVED)
+    engine.dispose()
+    # GPU 1 on node-17, GPU 0 on node-03: the same board under two indexes.
+    assert [{f["label"] for f in run["figures"]} for run in view.runs] == [{"gpu1"}, {"gpu0"}]
+    assert [[c["gpu"] for c in run["failed"]] for run in view.runs] == [[1], []]
+    node = build_view(store.open_store(url), "node-17")
+    assert {f["label"] for f in node.runs[0]["figures"]} == {"gpu0", "gpu1"}
+
+
+def test_the_terminal_shows_at_most_eight_figure_columns():
+    from rigcheck.history.report import MAX_COLUMNS, View, figures_table
+
+    figures = [
+        {"figure": f"f{i}_gbps", "label": "gpu0", "measured": 1.0, "unit": "GB/s"}
+        for i in range(10)
+    ]
+    run = {"started_at": "2026-11-02T10:00:00Z", "node": "n", "figures": figures}
+    table = figures_table(View("t", [run]))
+    assert len(table.columns) == 2 + MAX_COLUMNS == 10
+    assert "the first 8 of 10: all of them with --html FILE" in table.title
