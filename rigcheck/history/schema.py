@@ -11,7 +11,7 @@ runs = Table(
     "runs",
     metadata,
     Column("id", Integer, primary_key=True),
-    Column("run_id", String(200), nullable=False, unique=True),  # the report folder's name
+    Column("run_id", String(300), nullable=False, unique=True),  # the report folder's name
     Column("node", String(255), nullable=False, index=True),  # the host name the run recorded
     Column("class_name", String(100)),
     Column("origin", String(20)),  # the facts': live, recorded (a replayed snapshot), synthetic
@@ -39,8 +39,8 @@ checks = Table(
     metadata,
     Column("id", Integer, primary_key=True),
     Column("run", Integer, ForeignKey("runs.id", ondelete="CASCADE"), nullable=False, index=True),
-    Column("check_id", String(500), nullable=False),
-    Column("name", String(300), nullable=False),
+    Column("check_id", Text, nullable=False),
+    Column("name", Text, nullable=False),
     Column("outcome", String(20), nullable=False),
     Column("gpu", Integer),  # the GPU index the check is about, when it names one
     Column("message", Text),  # its first line

@@ -9,8 +9,12 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
 from history_runs import live_cpu_run, rigcheck
 from history_services import Postgres
+
+from rigcheck.history.schema import metadata
 
 
 @pytest.fixture
@@ -36,6 +40,9 @@ def test_two_live_cpu_runs_appear_in_history_from_postgresql(postgres, tmp_path)
         assert connection.execute(sa.text("select version_num from alembic_version")).scalar()
         assert connection.execute(sa.text("select count(*) from runs")).scalar() == 2
         assert connection.dialect.name == "postgresql"
+        # The migrated tables are the ones the code declares, on PostgreSQL's types too.
+        context = MigrationContext.configure(connection, opts={"compare_type": True})
+        assert compare_metadata(context, metadata) == []
     engine.dispose()
     shown = rigcheck("history", "--history", postgres.url)
     assert shown.returncode == 0, shown.stderr
