@@ -20,6 +20,7 @@ from rigcheck.spec import Spec, load_all
 # Each area's own plugin (options, fixtures, hooks), loaded with this one.
 pytest_plugins = [
     "rigcheck.reports.plugin",
+    "rigcheck.history.plugin",
     "rigcheck.measure.plugin",
     "rigcheck.memory.plugin",
     "rigcheck.distributed.plugin",

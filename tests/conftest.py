@@ -14,6 +14,10 @@ settings.register_profile("default", max_examples=100)
 settings.register_profile("ci", derandomize=True, max_examples=40, deadline=None)
 settings.load_profile("ci" if os.environ.get("CI") else "default")
 
+# The suites' runs inside the self-tests keep no history (not in the user's data folder, and not
+# in one SQLite file that parallel runs would lock): tests/history names its own stores.
+os.environ["RIGCHECK_HISTORY"] = "none"
+
 
 # --- CI on two cores: the xdist pass and the serial pass (tox.ini, selftest) ---
 # `pytest tests -n 2 -m "not serial"` runs most tests two at a time; `pytest tests -m serial`
