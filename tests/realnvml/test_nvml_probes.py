@@ -175,3 +175,22 @@ def test_a_binding_without_v2_process_calls_on_a_pre_r510_driver_says_what_to_in
         monkeypatch.delattr(pynvml, f"nvmlDeviceGet{kind}RunningProcesses_v2", raising=False)
     _, devices = probe("h100_hgx", "R470")
     assert "install nvidia-ml-py>=12.550.52" in devices[0]["processes"]["error"]
+
+
+def test_the_bindings_own_fabric_struct_is_why_rigcheck_brings_its_own():
+    """nvidia-ml-py 12.x sizes clusterUuid as 80 chars where nvml.h has 16 bytes: through its
+    struct a registered HGX GPU reads as state 0 (not_supported). rigcheck's FabricInfo reads 3."""
+    import ctypes
+
+    from rigcheck.facts.counters import FabricInfo
+
+    with simulated_nvml("h100_hgx"):
+        pynvml.nvmlInit()
+        h = pynvml.nvmlDeviceGetHandleByIndex(0)
+        theirs, ours = pynvml.c_nvmlGpuFabricInfo_t(), FabricInfo()
+        pynvml.nvmlDeviceGetGpuFabricInfo(h, ctypes.byref(theirs))
+        pynvml.nvmlDeviceGetGpuFabricInfo(h, ctypes.byref(ours))
+        pynvml.nvmlShutdown()
+    assert ours.state == 3
+    misaligned = ctypes.sizeof(theirs) != ctypes.sizeof(FabricInfo)
+    assert theirs.state == (0 if misaligned else 3)
