@@ -60,4 +60,3 @@ class Deadline:
 
 def can_alarm() -> bool:
     return hasattr(signal, "SIGALRM") and threading.current_thread() is threading.main_thread()
-

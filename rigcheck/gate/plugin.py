@@ -39,7 +39,8 @@ def pytest_configure(config: pytest.Config) -> None:
         if config.getoption("tier_budget", None) is not None:
             raise pytest.UsageError("--tier-budget needs --tier quick|standard|acceptance")
         return
-    budget = config.getoption("tier_budget") or tier.budget_s
+    given = config.getoption("tier_budget")
+    budget = tier.budget_s if given is None else given
     if budget <= 0:
         raise pytest.UsageError(f"--tier-budget {budget:g}: a budget is a positive number")
     burn_in_given = config.getoption("--burn-in", None) or config.getoption("--burn-in-trace")
