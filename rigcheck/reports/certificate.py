@@ -20,6 +20,7 @@ from rigcheck.jsonfile import read_json
 from rigcheck.layout import ROOT_DIR
 from rigcheck.reports.masking import masked, secrets_in
 from rigcheck.reports.outcome import OUTCOMES
+from rigcheck.reports.root_cause import root_cause
 from rigcheck.spec import Spec
 from rigcheck.verdict import FAIL, WARN
 
@@ -83,6 +84,7 @@ def build_certificate(
         certificate["regressions"] = regressions
         if certificate["verdict"] != FAIL:
             certificate["verdict"] = REGRESSED
+    certificate["root_cause"] = root_cause(certificate)  # the line a drain or taint repeats
     return certificate if unmask else masked(certificate, secrets_in(machine))
 
 

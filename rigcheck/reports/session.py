@@ -288,9 +288,10 @@ class ReportSession:
         s = self.final["summary"]
         counts = f"{s['fail']} failed, {s['pass'] + s['warn']} passed, {s['skip']} not applicable"
         color = {"pass": "green", "warn": "yellow"}.get(self.verdict, "red")
+        cause = f": {self.final['root_cause']}" if self.final.get("root_cause") else ""
         terminal.write_sep(
             "=",
-            f"rigcheck: verdict {self.verdict.upper()} ({counts}) — {shown}/report.html",
+            f"rigcheck: verdict {self.verdict.upper()}{cause} ({counts}) — {shown}/report.html",
             **{color: True, "bold": True},
         )
 
