@@ -21,6 +21,7 @@ SUBCOMMAND_MODULES = [
     "rigcheck.reports.cli",
     "rigcheck.check",
     "rigcheck.fleet.cli",
+    "rigcheck.gate.slurm_cli",
 ]
 
 

@@ -34,6 +34,7 @@ SERIAL = {
     "distributed/test_two_agents_live.py",  # two torchrun agents meeting on a port
     "distributed/test_pairs_live.py",  # torchrun node pairs: a slow node named by bandwidth
     "slurm/test_sbatch_example.py",  # a Slurm cluster's daemons and a gloo job through sbatch
+    "slurm/test_gate_on_slurm.py",  # a Slurm cluster's daemons, drained and resumed by the gate
 }
 TESTS = Path(__file__).resolve().parent
 
