@@ -70,6 +70,7 @@ def build_certificate(
         "verdict": overall_verdict(checks, partial_reason is not None),
         "partial": partial_reason is not None,
         "partial_reason": partial_reason,
+        "root_cause": None,  # set below, once the verdict is final
         "exit_status": exit_status,
         "summary": summarize(checks, len(selected)),
         "run": {"rigcheck_version": rigcheck.__version__, **run},
