@@ -22,6 +22,7 @@ SUBCOMMAND_MODULES = [
     "rigcheck.check",
     "rigcheck.fleet.cli",
     "rigcheck.gate.slurm_cli",
+    "rigcheck.gate.k8s_cli",
 ]
 
 
