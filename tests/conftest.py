@@ -35,6 +35,7 @@ SERIAL = {
     "distributed/test_pairs_live.py",  # torchrun node pairs: a slow node named by bandwidth
     "slurm/test_sbatch_example.py",  # a Slurm cluster's daemons and a gloo job through sbatch
     "slurm/test_gate_on_slurm.py",  # a Slurm cluster's daemons, drained and resumed by the gate
+    "gate/test_quick_tier_benchmark.py",  # the cpu quick tier live, its wall time benchmarked
 }
 TESTS = Path(__file__).resolve().parent
 
