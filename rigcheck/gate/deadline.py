@@ -30,6 +30,7 @@ class Deadline:
         self.label = label
         self.clock = clock
         self.ends_at = clock() + budget_s
+        self._previous = signal.SIG_DFL
 
     def remaining_s(self) -> float:
         return self.ends_at - self.clock()
@@ -47,12 +48,14 @@ class Deadline:
         if left <= 0:
             self.stop()
         if can_alarm():
-            signal.signal(signal.SIGALRM, self._ring)
+            self._previous = signal.signal(signal.SIGALRM, self._ring)
             signal.setitimer(signal.ITIMER_REAL, left)
 
     def disarm(self) -> None:
+        """After the phase: no alarm left pending, and SIGALRM's handler as it was."""
         if can_alarm():
             signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self._previous)
 
     def _ring(self, signum, frame) -> None:
         self.stop()

@@ -130,3 +130,18 @@ def test_the_deadline_stops_a_phase_that_starts_after_it():
     clock.now += 0.5
     with pytest.raises(pytest.exit.Exception, match="tier quick: its 10 s time budget ran out"):
         deadline.arm()
+
+
+def test_the_alarm_stops_a_running_phase_and_leaves_sigalrm_as_it_was():
+    import signal
+
+    before = signal.getsignal(signal.SIGALRM)
+    deadline = Deadline(0.2, "tier quick")
+    deadline.arm()
+    try:
+        with pytest.raises(pytest.exit.Exception, match=r"its 0\.2 s time budget ran out"):
+            time.sleep(5)  # a check's phase that would overrun
+    finally:
+        deadline.disarm()
+    assert signal.getsignal(signal.SIGALRM) == before
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
