@@ -33,11 +33,8 @@ class Finding:
 def leftovers(before: dict[str, Any] | None, after: dict[str, Any]) -> list[Finding]:
     """Everything the job left; without a `before` (no prolog ran) only what needs none:
     slowdowns still active and processes still holding a GPU."""
-    found = []
-    if before is not None:
-        found += new_xids(before, after) + grown_ecc(before, after)
-    found += slowdowns(after) + held_gpus(before, after)
-    return found
+    deltas = [] if before is None else new_xids(before, after) + grown_ecc(before, after)
+    return deltas + slowdowns(after) + held_gpus(before, after)
 
 
 def root_cause_line(found: list[Finding]) -> str | None:

@@ -52,4 +52,4 @@ def shorten(text: str, suffix: str = "") -> str:
 
 def cause_key(line: str) -> str:
     """The key of a root-cause line: `device_count` from `device_count: expected 8 ...`."""
-    return line.split(":", 1)[0].strip()
+    return line.partition(":")[0].strip()

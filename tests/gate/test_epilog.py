@@ -104,3 +104,91 @@ def test_several_findings_make_one_line_with_a_count():
     after["kernel_log"].update(xid_events=[XID_79], xid_count=1)
     line = root_cause_line(leftovers(H100, after))
     assert line.startswith("job_left_xid: ") and line.endswith(" (+2 more)")
+
+
+def two_gpus(first: dict, second: dict) -> dict:
+    """The snapshot with two GPUs (index 0 and 3), each changed as given."""
+    facts = copy.deepcopy(H100)
+    gpu = facts["devices"][0]
+    facts["devices"] = [{**copy.deepcopy(gpu), **first, "index": 0},
+                        {**copy.deepcopy(gpu), **second, "index": 3}]  # fmt: skip
+    return facts
+
+
+def ecc(**counts) -> dict:
+    return {**H100["devices"][0]["ecc_errors"], **counts}
+
+
+def rows(n: int) -> dict:
+    return {**H100["devices"][0]["remapped_rows"], "uncorrectable": n}
+
+
+def test_ecc_is_compared_per_gpu_by_index_against_the_prolog():
+    before = two_gpus({"ecc_errors": ecc(volatile_uncorrected=5)}, {"ecc_errors": ecc()})
+    same = two_gpus({"ecc_errors": ecc(volatile_uncorrected=5)}, {"ecc_errors": ecc()})
+    same["devices"].reverse()  # the order NVML lists them in does not matter, the index does
+    assert leftovers(before, same) == []
+    both = ecc(volatile_uncorrected=1, aggregate_uncorrected=1)
+    grew = two_gpus({"ecc_errors": ecc(volatile_uncorrected=5)}, {"ecc_errors": both})
+    assert [f.line for f in leftovers(before, grew)] == [
+        "job_left_ecc: GPU 3: volatile_uncorrected ECC errors grew by 1"
+    ]  # one finding per GPU: the first counter that grew
+
+
+def test_a_gpu_the_prolog_did_not_see_counts_from_zero():
+    before = copy.deepcopy(H100)
+    after = two_gpus({}, {"ecc_errors": ecc(aggregate_uncorrected=2)})
+    assert [f.line for f in leftovers(before, after)] == [
+        "job_left_ecc: GPU 3: aggregate_uncorrected ECC errors grew by 2"
+    ]
+
+
+def test_remapped_rows_are_compared_against_the_prolog():
+    before = two_gpus({"remapped_rows": rows(2)}, {"remapped_rows": rows(0)})
+    assert leftovers(before, two_gpus({"remapped_rows": rows(2)}, {"remapped_rows": rows(0)})) == []
+    after = two_gpus({"remapped_rows": rows(2)}, {"remapped_rows": rows(1)})
+    assert [f.line for f in leftovers(before, after)] == [
+        "job_left_ecc: GPU 3: 1 rows remapped for uncorrectable errors"
+    ]
+
+
+def test_one_more_xid_past_the_kept_list_is_found():
+    before, after = copy.deepcopy(H100), copy.deepcopy(H100)
+    before["kernel_log"].update(xid_events=[XID_79], xid_count=40)
+    after["kernel_log"].update(xid_events=[XID_79], xid_count=41)
+    assert [f.line for f in leftovers(before, after)] == [
+        "job_left_xid: 1 new Xid event(s) in the kernel log"
+    ]
+
+
+def test_new_xid_events_are_told_apart_from_old_ones_by_every_field():
+    old = {**XID_79, "code": 13, "t_s": 100.0, "text": "Graphics Engine Exception"}
+    no_bus = {**XID_79, "code": 48, "t_s": 300.0, "bus_id": None}
+    before, after = copy.deepcopy(H100), copy.deepcopy(H100)
+    before["kernel_log"].update(xid_events=[old], xid_count=1)
+    after["kernel_log"].update(xid_events=[old, no_bus, XID_79], xid_count=3)
+    assert [f.line for f in leftovers(before, after)] == [
+        "job_left_xid: 2 new Xid event(s) (Xid 48, 79), first on a GPU"
+    ]
+
+
+def test_two_findings_count_one_more():
+    after = changed(throttle_reasons=["hw_slowdown", "sw_thermal_slowdown"], processes=[{"pid": 7}])
+    found = leftovers(H100, after)
+    assert (
+        found[0].line == "job_left_throttle: GPU 0: hw_slowdown, sw_thermal_slowdown still active"
+    )
+    assert root_cause_line(found) == found[0].line + " (+1 more)"
+
+
+def test_at_most_four_pids_are_named():
+    after = changed(processes=[{"pid": p} for p in (11, 12, 13, 14, 15)])
+    assert [f.line for f in leftovers(H100, after)] == [
+        "job_left_process: GPU 0 still held by pid 11, 12, 13, 14 after the job"
+    ]
+
+
+def test_missing_or_odd_counters_are_left_to_the_fact_checks():
+    after = changed(ecc_errors=["x"], remapped_rows=None, processes=None, throttle_reasons=None)
+    assert leftovers(H100, after) == []
+    assert leftovers(None, {"devices": "unreadable"}) == []

@@ -62,3 +62,12 @@ def test_a_long_message_is_cut_to_one_short_ascii_line():
 def test_the_key_is_what_comes_before_the_first_colon():
     assert cause_key("ecc_zero: 2 ECC: more") == "ecc_zero"
     assert cause_key("incomplete: stopped") == "incomplete"
+
+
+def test_a_line_of_exactly_the_limit_is_not_cut_and_a_cut_drops_a_trailing_space():
+    exact = "m" * (MAX_CHARS - 3)
+    assert root_cause(certificate("fail", [check("test_x", message=exact)])) == f"x: {exact}"
+    spaced = "a" * 153 + " " + "b" * 10  # the cut lands just after the space
+    assert root_cause(certificate("fail", [check("test_x", message=spaced)])) == (
+        "x: " + "a" * 153 + "..."
+    )

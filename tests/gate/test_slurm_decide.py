@@ -4,6 +4,7 @@ is tests/slurm/test_gate_on_slurm.py): never resume or overwrite someone else's 
 from __future__ import annotations
 
 import subprocess
+import sys
 
 import pytest
 
@@ -17,6 +18,7 @@ from rigcheck.gate.slurm import (
     Scontrol,
     SlurmError,
     decide,
+    run_command,
 )
 
 CAUSE = "ecc_zero: GPU 3: 2 uncorrected ECC errors"
@@ -38,20 +40,28 @@ def test_a_node_that_is_not_drained_is_drained_on_failure(state):
 
 def test_someone_elses_drain_is_never_overwritten_or_resumed():
     admin = node("drained", "replacing PSU 2")
-    failed = decide(admin, CAUSE)
-    assert failed.kind == NOTHING and "replacing PSU 2" in failed.why
-    passed = decide(admin, None)
-    assert passed.kind == NOTHING and "resumes only its own drains" in passed.why
+    assert decide(admin, CAUSE) == Action(
+        NOTHING, None,
+        "left as is: already drained by someone else (replacing PSU 2); "
+        "not overwriting their reason",
+    )  # fmt: skip
+    assert decide(admin, None) == Action(
+        NOTHING, None,
+        "left drained: passed, but drained by someone else (replacing PSU 2); "
+        "rigcheck resumes only its own drains",
+    )  # fmt: skip
     assert decide(node("draining", "Prolog error"), None).kind == NOTHING
 
 
 def test_rigchecks_own_drain_is_resumed_on_a_pass_and_renewed_on_a_new_cause():
     ours = node("drained", "rigcheck: xid: Xid 79")
-    assert decide(ours, None).kind == RESUME
+    assert decide(ours, None) == Action(
+        RESUME, None, "resumed: passed, was drained by rigcheck (rigcheck: xid: Xid 79)"
+    )
     assert decide(node("draining", "rigcheck: xid: Xid 79"), None).kind == RESUME
     assert decide(ours, CAUSE) == Action(DRAIN, f"rigcheck: {CAUSE}", f"drained: rigcheck: {CAUSE}")
     same = decide(node("drained", f"rigcheck: {CAUSE}"), CAUSE)
-    assert same.kind == NOTHING and "same reason" in same.why
+    assert same == Action(NOTHING, None, "already drained by rigcheck for the same reason")
 
 
 def test_a_pass_on_a_healthy_node_does_nothing():
@@ -99,25 +109,39 @@ def test_a_node_sinfo_does_not_list_is_an_error():
         Scontrol(FakeSlurm("gpu70|idle|none\n")).node("gpu7")
 
 
-def test_drain_and_resume_are_scontrol_argument_lists():
+@pytest.mark.parametrize(
+    ("action", "argv"),
+    [
+        (Action(DRAIN, "rigcheck: x: y z", "why"),
+         ["scontrol", "update", "NodeName=gpu7", "State=DRAIN", "Reason=rigcheck: x: y z"]),
+        (Action(RESUME, None, "why"), ["scontrol", "update", "NodeName=gpu7", "State=RESUME"]),
+        (Action(NOTHING, None, "why"), None),
+    ],
+)  # fmt: skip
+def test_drain_and_resume_are_scontrol_argument_lists(action, argv):
     fake = FakeSlurm()
-    Scontrol(fake).apply("gpu7", Action(DRAIN, "rigcheck: x: y z", "why"))
-    Scontrol(fake).apply("gpu7", Action(RESUME, None, "why"))
-    Scontrol(fake).apply("gpu7", Action(NOTHING, None, "why"))
-    assert [c[0] for c in fake.calls] == [
-        ["scontrol", "update", "NodeName=gpu7", "State=DRAIN", "Reason=rigcheck: x: y z"],
-        ["scontrol", "update", "NodeName=gpu7", "State=RESUME"],
-    ]
+    Scontrol(fake).apply("gpu7", action)
+    assert [c[0] for c in fake.calls] == ([argv] if argv else [])
+
+
+def test_the_default_runner_runs_an_argument_list_with_a_timeout():
+    done = run_command([sys.executable, "-c", "import sys; print('out'); sys.exit(3)"], 30)
+    assert (done.returncode, done.stdout) == (3, "out\n")
+    with pytest.raises(subprocess.TimeoutExpired):
+        run_command([sys.executable, "-c", "import time; time.sleep(5)"], 0.5)
 
 
 @pytest.mark.parametrize(
     ("fake", "message"),
     [
-        (FakeSlurm(returncode=1), "failed: slurm said no"),
-        (FakeSlurm(raises=FileNotFoundError()), "sinfo not found"),
-        (FakeSlurm(raises=subprocess.TimeoutExpired("sinfo", 15)), "did not answer in 15 s"),
+        (FakeSlurm(returncode=1), "`sinfo --noheader --Node ...` failed: slurm said no"),
+        (FakeSlurm(raises=FileNotFoundError()),
+         "sinfo not found: run this on a Slurm node (PATH)"),
+        (FakeSlurm(raises=subprocess.TimeoutExpired("sinfo", 15)),
+         "`sinfo --noheader --Node ...` did not answer in 15 s: is slurmctld up? (scontrol ping)"),
     ],
-)
+)  # fmt: skip
 def test_a_slurm_command_that_fails_says_what_to_do(fake, message):
-    with pytest.raises(SlurmError, match=message):
+    with pytest.raises(SlurmError) as raised:
         Scontrol(fake).node("gpu7")
+    assert str(raised.value) == message
