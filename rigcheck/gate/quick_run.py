@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import re
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -17,6 +19,9 @@ from rigcheck.reports.certificate import CertificateError, load_certificate
 # leaves the rest for the interpreter, the facts and scontrol.
 DEFAULT_TIMEOUT_S = 50.0
 FACTS_ENV = "RIGCHECK_GATE_FACTS"  # a recorded snapshot to judge instead of this machine
+# A health check every 5 minutes writes ~100 KB a run: keep the newest runs of each kind only.
+KEEP_RUNS = 100
+RUN_NAME = re.compile(r"^(?P<kind>[a-z0-9]+)-\d{8}T\d{6}-\d+$")
 
 
 @dataclass(frozen=True)
@@ -30,6 +35,21 @@ class QuickRun:
 def new_run_dir(root: Path, kind: str) -> Path:
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S")
     return root / f"{kind}-{stamp}-{os.getpid()}"
+
+
+def prune_runs(root: Path, kind: str, keep: int = KEEP_RUNS) -> list[Path]:
+    """Remove all but the newest `keep` run folders of this kind (named by new_run_dir, so
+    their names sort by time); nothing else in the folder is touched. The removed ones."""
+    if not root.is_dir():
+        return []
+    runs = sorted(
+        p for p in root.iterdir()
+        if p.is_dir() and (m := RUN_NAME.match(p.name)) and m["kind"] == kind
+    )  # fmt: skip
+    old = runs[: max(0, len(runs) - keep)]
+    for path in old:
+        shutil.rmtree(path, ignore_errors=True)
+    return old
 
 
 def quick_command(run_dir: Path, device_class: str | None, facts: str | None) -> list[str]:
@@ -52,6 +72,7 @@ def run_quick_tier(
         killed, output = True, _text(exc.stdout) + _text(exc.stderr)
     if run_dir.is_dir():
         (run_dir / "gate-output.txt").write_text(output, encoding="utf-8")
+    prune_runs(run_dir.parent, RUN_NAME.match(run_dir.name)["kind"])
     return read_back(run_dir, killed, timeout_s, output)
 
 

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from rigcheck.cli import main
-from rigcheck.gate.quick_run import quick_command, read_back
+from rigcheck.gate.quick_run import new_run_dir, prune_runs, quick_command, read_back
 
 CERTIFICATES = Path(__file__).resolve().parents[2] / "fixtures" / "certificates"
 
@@ -56,3 +56,21 @@ def test_health_without_a_verdict_leaves_the_node_and_exits_2(tmp_path, capsys):
     assert code == 2
     assert "rigcheck slurm health: node n1: no verdict, node state not changed" in err
     assert "no verdict" in (tmp_path / "gate.log").read_text()
+
+
+def test_old_runs_of_a_kind_are_pruned_and_nothing_else(tmp_path):
+    names = [f"health-2026112{d}T000000-{d}" for d in range(5)]
+    for name in [*names, "prolog-20261120T000000-1", "my-notes", "health-latest"]:
+        (tmp_path / name).mkdir()
+    removed = prune_runs(tmp_path, "health", keep=2)
+    assert sorted(p.name for p in removed) == names[:3]
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert left == sorted([*names[3:], "prolog-20261120T000000-1", "my-notes", "health-latest"])
+    assert prune_runs(tmp_path, "health", keep=2) == []
+    assert prune_runs(tmp_path / "absent", "health") == []
+
+
+def test_a_new_run_folder_is_named_so_that_pruning_finds_it(tmp_path):
+    run = new_run_dir(tmp_path, "k8s")
+    run.mkdir()
+    assert prune_runs(tmp_path, "k8s", keep=0) == [run]
