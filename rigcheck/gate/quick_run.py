@@ -72,7 +72,9 @@ def run_quick_tier(
         killed, output = True, _text(exc.stdout) + _text(exc.stderr)
     if run_dir.is_dir():
         (run_dir / "gate-output.txt").write_text(output, encoding="utf-8")
-    prune_runs(run_dir.parent, RUN_NAME.match(run_dir.name)["kind"])
+    named = RUN_NAME.match(run_dir.name)  # a folder from new_run_dir: prune its older kin
+    if named:
+        prune_runs(run_dir.parent, named["kind"])
     return read_back(run_dir, killed, timeout_s, output)
 
 
