@@ -71,3 +71,21 @@ def test_a_line_of_exactly_the_limit_is_not_cut_and_a_cut_drops_a_trailing_space
     assert root_cause(certificate("fail", [check("test_x", message=spaced)])) == (
         "x: " + "a" * 153 + "..."
     )
+
+
+def test_the_report_page_names_a_failed_runs_root_cause(tmp_path):
+    import json
+    from pathlib import Path
+
+    from rigcheck.reports.html import write_html
+
+    fixtures = Path(__file__).resolve().parents[2] / "fixtures" / "certificates"
+    failed = json.loads((fixtures / "h100-node-after.json").read_text())
+    write_html(tmp_path / "failed.html", failed)
+    assert (
+        "root cause: driver_meets_class_minimum: driver 525.60.13 is older"
+        in (tmp_path / "failed.html").read_text()
+    )
+    passed = json.loads((fixtures / "h100-node-before.json").read_text())
+    write_html(tmp_path / "passed.html", passed)
+    assert "root cause:" not in (tmp_path / "passed.html").read_text()
