@@ -145,3 +145,22 @@ def test_the_alarm_stops_a_running_phase_and_leaves_sigalrm_as_it_was():
         deadline.disarm()
     assert signal.getsignal(signal.SIGALRM) == before
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+
+
+def test_every_suite_file_belongs_to_a_tier():
+    """A suite file with no area marker would run in no tier, quietly: name it here instead."""
+    import ast
+
+    outside = []
+    for path in sorted((REPO / "suites").rglob("test_*.py")):
+        marks = {
+            node.attr
+            for assign in ast.parse(path.read_text()).body
+            if isinstance(assign, ast.Assign)
+            and any(getattr(t, "id", None) == "pytestmark" for t in assign.targets)
+            for node in ast.walk(assign.value)
+            if isinstance(node, ast.Attribute)
+        }
+        if not in_tier(ACCEPTANCE, marks):
+            outside.append(path.relative_to(REPO).as_posix())
+    assert outside == [], "suite files whose pytestmark names no tier area (rigcheck/gate/tiers.py)"
