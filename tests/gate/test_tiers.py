@@ -53,6 +53,12 @@ def test_a_check_that_overruns_the_deadline_ends_the_run_incomplete(tmp_path):
     certificate = load_certificate(tmp_path / "run")
     assert certificate["verdict"] == "incomplete" and certificate["partial"] is True, output
     assert "tier quick: its 5 s time budget ran out" in certificate["partial_reason"]
+    # The same reason on the terminal's last line, once (one root-cause line everywhere).
+    assert (
+        "rigcheck: verdict INCOMPLETE: stopped: tier quick: its 5 s time budget ran out"
+        in (done.stdout.strip().splitlines()[-1])
+    )
+    assert certificate["root_cause"].startswith("incomplete: stopped: tier quick: its 5 s")
     # The held check never reported: it is not a pass, it is listed as not run.
     assert certificate["summary"]["done"] <= 2 and certificate["summary"]["fail"] == 0
     paused = (tmp_path / "paused").read_text()
