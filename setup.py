@@ -15,5 +15,5 @@ SUITES = ["rigcheck.suites"] + [
 setup(
     packages=find_packages(include=["rigcheck", "rigcheck.*"]) + SUITES + ["rigcheck.expected"],
     package_dir={"rigcheck.suites": "suites", "rigcheck.expected": "expected"},
-    package_data={"": ["*.json", "*.ini"]},
+    package_data={"": ["*.json", "*.ini", "*.mako"]},
 )

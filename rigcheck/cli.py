@@ -21,6 +21,9 @@ SUBCOMMAND_MODULES = [
     "rigcheck.reports.cli",
     "rigcheck.check",
     "rigcheck.fleet.cli",
+    "rigcheck.history.cli",
+    "rigcheck.gate.slurm_cli",
+    "rigcheck.gate.k8s_cli",
 ]
 
 

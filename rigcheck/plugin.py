@@ -20,12 +20,14 @@ from rigcheck.spec import Spec, load_all
 # Each area's own plugin (options, fixtures, hooks), loaded with this one.
 pytest_plugins = [
     "rigcheck.reports.plugin",
+    "rigcheck.history.plugin",
     "rigcheck.measure.plugin",
     "rigcheck.memory.plugin",
     "rigcheck.distributed.plugin",
     "rigcheck.burnin.plugin",
     "rigcheck.check_crash",
     "rigcheck.facts.fabric_plugin",
+    "rigcheck.gate.plugin",
 ]
 
 SUITE_MARKERS = {

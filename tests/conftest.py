@@ -14,6 +14,10 @@ settings.register_profile("default", max_examples=100)
 settings.register_profile("ci", derandomize=True, max_examples=40, deadline=None)
 settings.load_profile("ci" if os.environ.get("CI") else "default")
 
+# The suites' runs inside the self-tests keep no history (not in the user's data folder, and not
+# in one SQLite file that parallel runs would lock): tests/history names its own stores.
+os.environ["RIGCHECK_HISTORY"] = "none"
+
 
 # --- CI on two cores: the xdist pass and the serial pass (tox.ini, selftest) ---
 # `pytest tests -n 2 -m "not serial"` runs most tests two at a time; `pytest tests -m serial`
@@ -34,6 +38,10 @@ SERIAL = {
     "distributed/test_two_agents_live.py",  # two torchrun agents meeting on a port
     "distributed/test_pairs_live.py",  # torchrun node pairs: a slow node named by bandwidth
     "slurm/test_sbatch_example.py",  # a Slurm cluster's daemons and a gloo job through sbatch
+    "slurm/test_gate_on_slurm.py",  # a Slurm cluster's daemons, drained and resumed by the gate
+    "gate/test_quick_tier_benchmark.py",  # the cpu quick tier live, its wall time benchmarked
+    # A check held past a 5 s tier budget: the budget is wall time.
+    "gate/test_tiers.py::test_a_check_that_overruns_the_deadline_ends_the_run_incomplete",
 }
 TESTS = Path(__file__).resolve().parent
 

@@ -173,6 +173,16 @@ AREAS = {
             "tests/burnin/test_judge_boundaries.py",
         ),
     ),
+    # The health gate's judging: drain or resume (slurm.py), what a job left (epilog.py), and
+    # the one root-cause line (root_cause.py). Their unit tests take under a second.
+    "gate": Area(
+        ("rigcheck/gate/slurm.py", "rigcheck/gate/epilog.py", "rigcheck/reports/root_cause.py"),
+        (
+            "tests/gate/test_slurm_decide.py",
+            "tests/gate/test_epilog.py",
+            "tests/gate/test_root_cause.py",
+        ),
+    ),
 }
 # Appended to the copy's conftest.py (never the checkout's). The self-tests run the suites
 # in-process (pytester); by default pytest imports suites/distributed/test_collectives.py as

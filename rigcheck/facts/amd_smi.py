@@ -4,7 +4,9 @@ Each key is one amdsmi read, stored as the probe contract says: a value, None wh
 answers AMDSMI_STATUS_NOT_SUPPORTED, or an error record with the reason (no permission, amdsmi
 not installed, the library not loading). Shapes follow amdsmi 7.0's amdsmi_interface.py: counts
 are dicts of ints, unsupported PCIe counters come back as the string "N/A" (stored as None),
-power caps are in microwatts (amdsmi.h: "current power cap (uW)"), PCIe speeds in MT/s.
+power caps are in microwatts (amdsmi.h: "current power cap (uW)"), PCIe speeds in MT/s. What
+the ROCm 6.0-6.4 packages answer differently is read through amd_smi_releases.py; the self-tests
+run this module through each real package (tests/amdsmi_real, rigcheck/amdsmi_sim).
 
 `import amdsmi` itself fails on a host without ROCm: the PyPI wheel raises KeyError
 'libamd_smi.so' (its ctypes loader found no library), not ImportError; both are error records.
@@ -17,8 +19,10 @@ import importlib
 from collections.abc import Callable
 from typing import Any
 
+from rigcheck.facts import amd_smi_releases as releases
 from rigcheck.facts.probe import error_record
 
+INVAL = 1  # amdsmi_wrapper.AMDSMI_STATUS_INVAL
 NOT_SUPPORTED = 2  # amdsmi_wrapper.AMDSMI_STATUS_NOT_SUPPORTED
 NO_PERM = 10  # amdsmi_wrapper.AMDSMI_STATUS_NO_PERM
 # amdsmi_wrapper.AMDSMI_MEM_PAGE_STATUS_*: what amdsmi_get_gpu_bad_page_info's "status" says.
@@ -59,10 +63,8 @@ def probe_amd_health(bus_ids: list[str | None], load: Callable[[], Any] = load_a
 
 
 def _unusable(exc: Exception) -> dict[str, str]:
-    return error_record(
-        f"amdsmi is not usable here ({type(exc).__name__}: {exc}): install ROCm's amdsmi "
-        "(/opt/rocm/share/amd_smi, `pip install /opt/rocm/share/amd_smi`) on the ROCm host"
-    )
+    advice = releases.import_advice(exc)
+    return error_record(f"amdsmi is not usable here ({type(exc).__name__}: {exc}): {advice}")
 
 
 def _all_failed(bus_ids: list[str | None], reason: dict[str, str]) -> dict[str, Any]:
@@ -204,21 +206,23 @@ def _block(smi: Any, name: str) -> Any:
 
 def _bad_pages(smi: Any, h: Any, read) -> dict[str, Any]:
     """Pages of HBM retired for ECC errors, by status, and the driver's threshold for them."""
-    pages = smi.amdsmi_get_gpu_bad_page_info(h)
+    pages = releases.bad_page_list(smi.amdsmi_get_gpu_bad_page_info(h))
     out: dict[str, Any] = {status: 0 for status in PAGE_STATUS.values()}
     for page in pages:
         out[PAGE_STATUS.get(int(page["status"]), "retired")] += 1
-    threshold = read(lambda: int(smi.amdsmi_get_gpu_bad_page_threshold(h)))
+    threshold = None  # amdsmi before 7.0 has no threshold function: unknown, as NOT_SUPPORTED
+    if hasattr(smi, "amdsmi_get_gpu_bad_page_threshold"):
+        threshold = read(lambda: int(smi.amdsmi_get_gpu_bad_page_threshold(h)))
     out["threshold"] = threshold  # None: NOT_SUPPORTED; an error record keeps its reason
     return out
 
 
 def _power_cap(smi: Any, h: Any) -> dict[str, float]:
-    info = smi.amdsmi_get_power_cap_info(h)
+    info = smi.amdsmi_get_power_cap_info(h)  # microwatts, or watts before ROCm 6.1.2
     return {
-        "cap_w": info["power_cap"] / 1e6,
-        "default_w": info["default_power_cap"] / 1e6,
-        "max_w": info["max_power_cap"] / 1e6,
+        "cap_w": releases.watts(info["power_cap"]),
+        "default_w": releases.watts(info["default_power_cap"]),
+        "max_w": releases.watts(info["max_power_cap"]),
     }
 
 
@@ -233,6 +237,8 @@ def _gen(speed: Any) -> int | None:
 
 
 def _pcie_link(smi: Any, h: Any) -> dict[str, Any]:
+    if not hasattr(smi, "amdsmi_get_pcie_info"):  # ROCm 6.0's amdsmi
+        return releases.pcie_link_rocm60(smi, h, _number, _gen)
     info = smi.amdsmi_get_pcie_info(h)
     static, metric = info["pcie_static"], info["pcie_metric"]
     return {
@@ -249,9 +255,11 @@ def _pcie_link(smi: Any, h: Any) -> dict[str, Any]:
 
 def _xgmi(smi: Any, h: Any, read) -> dict[str, Any]:
     """The GPU's xGMI (Infinity Fabric) links: how many up, down, disabled; the error state."""
+    if not hasattr(smi, "amdsmi_get_gpu_xgmi_link_status"):
+        raise RuntimeError(releases.missing("amdsmi_get_gpu_xgmi_link_status", "6.4"))
     status = smi.amdsmi_get_gpu_xgmi_link_status(h)
     letters = list(status["status"])
-    error = read(lambda: int(smi.amdsmi_gpu_xgmi_error_status(h)))
+    error = read(lambda: _xgmi_error(smi, h))
     return {
         "total_links": int(status["total_links"]),
         **{word: letters.count(letter) for letter, word in XGMI_LINK.items()},
@@ -259,6 +267,22 @@ def _xgmi(smi: Any, h: Any, read) -> dict[str, Any]:
         if isinstance(error, int)
         else error,
     }
+
+
+def _xgmi_error(smi: Any, h: Any) -> int | None:
+    """amdsmi_gpu_xgmi_error_status, or None where the GPU does not report it.
+
+    On MI300X, MI325X and MI355 the driver's xgmi_error file answers EINVAL (its DF 4.x has no
+    FICA hooks), which amdsmi passes on as AMDSMI_STATUS_INVAL (ROCm/rocm-systems#11468;
+    `amd-smi metric` shows XGMI_ERR: N/A). Those GPUs count xGMI errors in the XGMI_WAFL RAS
+    block instead, which the ECC checks judge.
+    """
+    try:
+        return int(smi.amdsmi_gpu_xgmi_error_status(h))
+    except Exception as exc:
+        if getattr(exc, "err_code", None) == INVAL and _is_library(smi, exc):
+            return None
+        raise
 
 
 def _firmware(smi: Any, h: Any) -> dict[str, Any]:
@@ -297,7 +321,7 @@ def _processes(smi: Any, h: Any) -> list[dict[str, Any]]:
     """Processes holding the GPU, in NVML's record shape (pid, VRAM held) so one check judges
     both vendors. amdsmi_get_gpu_process_list answers dicts with "pid" and
     "memory_usage": {"vram_mem", "gtt_mem", "cpu_mem"} in bytes (amdsmi 7.0)."""
+    found = releases.process_records(smi, h, smi.amdsmi_get_gpu_process_list(h))
     return [
-        {"pid": int(p["pid"]), "used_bytes": _number(p["memory_usage"]["vram_mem"])}
-        for p in smi.amdsmi_get_gpu_process_list(h)
+        {"pid": int(p["pid"]), "used_bytes": _number(p["memory_usage"]["vram_mem"])} for p in found
     ]

@@ -28,7 +28,7 @@ def add_parser(subparsers: Any) -> None:
         "input.",
     )
     fleet.add_argument(
-        "paths", nargs="+", metavar="DIR", help="folders searched for certificate.json, or files"
+        "paths", nargs="*", metavar="DIR", help="folders searched for certificate.json, or files"
     )
     fleet.add_argument(
         "-o", "--output", metavar="FILE", default=DEFAULT_OUTPUT,
@@ -40,6 +40,16 @@ def add_parser(subparsers: Any) -> None:
         help="an outlier is more than this below the fleet median, e.g. 10%% (default "
         f"{OUTLIER_BAND:.0%}, SuperBench's rule)",
     )  # fmt: skip
+    fleet.add_argument(
+        "--from-history", nargs="?", const="", metavar="URL",
+        help="judge each node's latest run in the history store instead of folders (URL: the "
+        "store; default: as `rigcheck history`)",
+    )  # fmt: skip
+    fleet.add_argument(
+        "--reference", choices=("fleet", "history"), default="fleet",
+        help="the median an outlier is measured against: these nodes' (fleet, the default) or "
+        "every stored run's of the class (history: the fleet's own history)",
+    )  # fmt: skip
     fleet.set_defaults(func=run_fleet)
 
 
@@ -47,11 +57,38 @@ def run_fleet(args: argparse.Namespace) -> int:
     output = Path(args.output)
     if output.exists() and not args.force:
         raise FleetInputError(f"{output} exists: name another with -o, or pass --force")
-    verdict = judge_fleet(load_nodes(args.paths), args.band)
+    nodes, reference = _nodes_and_reference(args)
+    verdict = judge_fleet(nodes, args.band, reference)
     print_fleet(verdict)
     write_atomic(output, render_fleet(verdict))
     print(f"wrote {output}", file=sys.stderr)
     return 1 if verdict.drain else 0
+
+
+def _nodes_and_reference(args: argparse.Namespace) -> tuple[list, dict[str, float] | None]:
+    """Nodes from folders or from the history store; a reference median from the store."""
+    if args.from_history is None and args.reference == "fleet":
+        if not args.paths:
+            raise FleetInputError("name the folders of the nodes' runs, or use --from-history")
+        return load_nodes(args.paths), None
+    from rigcheck.history.cli import open_for_reading
+    from rigcheck.history.fleet_source import history_reference, nodes_from_history
+    from rigcheck.history.location import shown_url, store_url
+
+    engine = open_for_reading(args.from_history or None)
+    try:
+        if args.from_history is not None:
+            nodes = nodes_from_history(engine, shown_url(store_url(args.from_history or None)))
+        else:
+            nodes = load_nodes(args.paths) if args.paths else []
+        if not nodes:
+            raise FleetInputError("name the folders of the nodes' runs, or use --from-history")
+        reference = None
+        if args.reference == "history":
+            reference = history_reference(engine, nodes[0].class_name)
+        return nodes, reference
+    finally:
+        engine.dispose()
 
 
 def print_fleet(verdict: FleetVerdict) -> None:

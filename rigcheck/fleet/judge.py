@@ -56,7 +56,11 @@ def figures_of(node: Node) -> dict[str, dict[str, Any]]:
     return out
 
 
-def judge_fleet(nodes: list[Node], band: float = OUTLIER_BAND) -> FleetVerdict:
+def judge_fleet(
+    nodes: list[Node], band: float = OUTLIER_BAND, reference: dict[str, float] | None = None
+) -> FleetVerdict:
+    """`reference`: a median per figure from elsewhere (the fleet's own history, see
+    rigcheck.history.fleet_source); a figure it lacks is judged against these nodes' median."""
     verdict = FleetVerdict(nodes, band)
     for node in nodes:
         if node.verdict in DRAIN_VERDICTS:
@@ -66,6 +70,7 @@ def judge_fleet(nodes: list[Node], band: float = OUTLIER_BAND) -> FleetVerdict:
         for key, entry in figures_of(node).items():
             values.setdefault(key, []).append(entry["measured"])
     verdict.medians = {key: statistics.median(v) for key, v in values.items()}
+    verdict.medians.update({k: v for k, v in (reference or {}).items() if k in values})
     for node in nodes:
         for key, entry in sorted(figures_of(node).items()):
             median = verdict.medians[key]

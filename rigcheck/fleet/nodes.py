@@ -59,6 +59,11 @@ def load_nodes(paths: list[str]) -> list[Node]:
         if seen is None or _started(node) > _started(seen):
             latest[node.name] = node
     nodes = sorted(latest.values(), key=lambda n: n.name)
+    check_one_class(nodes)
+    return nodes
+
+
+def check_one_class(nodes: list[Node]) -> None:
     classes = {n.class_name for n in nodes}
     if len(classes) > 1:
         shown = ", ".join(f"{c}: {sum(n.class_name == c for n in nodes)} nodes" for c in classes)
@@ -66,7 +71,6 @@ def load_nodes(paths: list[str]) -> list[Node]:
             f"the certificates are of different classes ({shown}): "
             "compare one class at a time, one folder per class"
         )
-    return nodes
 
 
 def _host_name(certificate: dict[str, Any], file: Path) -> str:

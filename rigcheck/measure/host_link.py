@@ -41,7 +41,13 @@ def host_buffers():
     block = torch.randint(1, 256, (4 * MIB,), dtype=torch.uint8)
     pinned, known = pinned_memory.allocate(COPY_BYTES)
     pinned.view(-1, block.numel()).copy_(block)
-    return pinned, pinned.clone(), known
+    # clone() allocates with src.options(), which never carries pinned_memory (aten/src/ATen/
+    # native/TensorFactories.cpp, clone -> empty_strided(sizes, strides, src.options())): the
+    # copy is pageable. Checked, since a pinned "pageable" buffer would report a pinned figure.
+    pageable = pinned.clone()
+    if pageable.is_pinned():
+        raise AssertionError("torch pinned the clone: the pageable copy would be a pinned one")
+    return pinned, pageable, known
 
 
 def _link(device: MeasuredDevice, timer: Timer, direction: str) -> Measurement:

@@ -57,6 +57,7 @@ class ReportSession:
         self.regressions: list[dict[str, str]] = []
         self.final: dict[str, Any] | None = None
         self.plan_lines: list[str] = []
+        self.history_lines: list[tuple[str, str]] = []  # (colour, text), after the run
 
     # -- deciding that this is a conformance run --------------------------------------------
 
@@ -201,6 +202,16 @@ class ReportSession:
         final = self._write(exitstatus, reason)
         write_html(self.run_dir / HTML, final)
         self.final = final
+        self.history_lines = self._remember(final)
+
+    def _remember(self, final: dict[str, Any]) -> list[tuple[str, str]]:
+        """The run kept in the history store and, if asked, as Prometheus metrics: each problem
+        one warning line, never a change to the verdict or the exit status (rigcheck.history)."""
+        from rigcheck.history.run_hook import export_metrics, remember_run
+
+        facts = self.target.facts.data
+        lines = remember_run(self.config.getoption("history"), final, facts)
+        return lines + export_metrics(self.config.getoption("prometheus_textfile"), final, facts)
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int):
@@ -284,13 +295,18 @@ class ReportSession:
             )
         for line in self.plan_lines:
             terminal.write_line(f"rigcheck: {line}", green=True)
+        for colour, line in self.history_lines:
+            terminal.write_line(f"rigcheck: {line}", **{colour: True})
         shown = _relative(self.run_dir, self.config.invocation_params.dir)
         s = self.final["summary"]
         counts = f"{s['fail']} failed, {s['pass'] + s['warn']} passed, {s['skip']} not applicable"
         color = {"pass": "green", "warn": "yellow"}.get(self.verdict, "red")
+        # "verdict INCOMPLETE: stopped: ...", not "INCOMPLETE: incomplete: stopped: ..."
+        root = (self.final.get("root_cause") or "").removeprefix(f"{self.verdict}: ")
+        cause = f": {root}" if root else ""
         terminal.write_sep(
             "=",
-            f"rigcheck: verdict {self.verdict.upper()} ({counts}) — {shown}/report.html",
+            f"rigcheck: verdict {self.verdict.upper()}{cause} ({counts}) — {shown}/report.html",
             **{color: True, "bold": True},
         )
 

@@ -1,11 +1,12 @@
-"""The amdsmi probe against a fake amdsmi module (tests/amd_fakes.py, amdsmi 7.0's shapes and
-exceptions): NOT_SUPPORTED is None, NO_PERM and every other failure an error record with its
-reason, one bad read never costs the device's other facts, and no amdsmi is never a crash."""
+"""The amdsmi probe through the real amdsmi package over a simulated libamd_smi (tests/amd_real.py:
+the C library's status codes, the package's own shapes and exceptions): NOT_SUPPORTED is None,
+NO_PERM and every other failure an error record with its reason, one bad read never costs the
+device's other facts, and no amdsmi is never a crash."""
 
 import sys
 
 import pytest
-from amd_fakes import DRIVER_NOT_LOADED, NO_PERM, NOT_SUPPORTED, fake_amdsmi
+from amd_real import DRIVER_NOT_LOADED, NO_PERM, NOT_SUPPORTED, real_amdsmi
 from counter_fakes import write_aer
 
 from rigcheck.facts import amd, amd_smi, amd_topology, collect, counters, rocm
@@ -32,7 +33,7 @@ def probe(node, module):
 
 
 def fake(node):
-    return fake_amdsmi(node["devices"], topology=node["topology"])
+    return real_amdsmi(node["devices"], topology=node["topology"])
 
 
 def test_a_healthy_node_reads_back(node):
@@ -150,7 +151,7 @@ def test_init_failing_names_the_status(node):
 
 
 def test_a_gpu_amdsmi_does_not_list_is_named(node):
-    module = fake_amdsmi(node["devices"][1:], topology=node["topology"])
+    module = real_amdsmi(node["devices"][1:], topology=node["topology"])
     devices, _ = probe(node, module)
     assert "amdsmi lists no GPU at 0000:18:00.0" in devices[0]["ras"]["error"]
     assert devices[1]["ras"] == node["devices"][1]["ras"]
@@ -244,11 +245,13 @@ def test_an_idle_gpu_lists_no_process(node):
 
 
 def test_a_process_holding_the_gpu_is_listed_with_its_vram(node):
+    """(The stand-in this file once used also answered "N/A" for a process's VRAM; the real
+    amdsmi passes vram_mem through as a number in every release, so that case is gone.)"""
     node["devices"][0]["processes"] = [{"pid": 48213, "used_bytes": 2**33}]
-    node["devices"][1]["processes"] = [{"pid": 7, "used_bytes": None}]  # amdsmi: "N/A"
+    node["devices"][1]["processes"] = [{"pid": 7, "used_bytes": 0}, {"pid": 9, "used_bytes": 1}]
     devices, _ = probe(node, fake(node))
     assert devices[0]["processes"] == [{"pid": 48213, "used_bytes": 2**33}]
-    assert devices[1]["processes"] == [{"pid": 7, "used_bytes": None}]
+    assert devices[1]["processes"] == [{"pid": 7, "used_bytes": 0}, {"pid": 9, "used_bytes": 1}]
 
 
 def test_a_refused_process_list_is_an_error_record(node):

@@ -1,0 +1,82 @@
+"""What a run does with its history once its certificate is written: flag boards seen failing
+before, then store the run. A store that cannot be opened or written costs one warning line and
+changes nothing else: the verdict and the exit status stay what the checks made them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rigcheck.history.location import shown_url, store_url
+
+
+def remember_run(chosen_url: str | None, certificate: dict, facts: dict) -> list[tuple[str, str]]:
+    """Lines for the run's last screen, each (colour, text): boards seen failing, or the warning."""
+    url = store_url(chosen_url)
+    if url is None:
+        return []
+    try:
+        from rigcheck.history import store
+
+        engine = store.open_store(url)
+        try:
+            lines = [("red", line) for line in board_warnings(engine, certificate, facts)]
+            store.write_run(engine, certificate, facts)
+            lines += [("yellow", f"drift: {line}") for line in run_drifts(engine, certificate)]
+        finally:
+            engine.dispose()
+    except Exception as exc:  # any failure of the store: the run's verdict must not depend on it
+        return [("yellow", not_written(url, exc))]
+    return lines
+
+
+def board_warnings(engine: Any, certificate: dict, facts: dict) -> list[str]:
+    from rigcheck.history import rows, store
+
+    boards = rows.gpu_rows(facts, unmask=not certificate.get("masked", True))
+    keys = [k for b in boards for k in (b["serial_key"], b["uuid_key"])]
+    seen = store.failing_sightings(engine, keys, except_run=certificate["run"]["id"])
+    lines = []
+    for board in boards:
+        sightings = seen.get(board["serial_key"]) or seen.get(board["uuid_key"])
+        if sightings:
+            lines.append(board_line(board, sightings))
+    return lines
+
+
+def run_drifts(engine: Any, certificate: dict) -> list[str]:
+    """The figures of this run that drifted against this node's own earlier runs."""
+    from rigcheck.history import rows, store
+    from rigcheck.history.trends import drifts, spec_bands
+
+    runs = store.load_runs(engine, node=rows.node_name(certificate))
+    classes = {certificate["class"].get("name")} - {None}
+    started = certificate["run"]["started_at"]
+    return [d.text() for d in drifts(runs, spec_bands(classes)) if d.last == started]
+
+
+def board_line(board: dict, sightings: list) -> str:
+    name = board["serial"] or board["uuid"]
+    more = f" (and {len(sightings) - 1} earlier failures)" if len(sightings) > 1 else ""
+    return f"GPU {board['idx']} (serial {name}) was {sightings[0].text()}{more}"
+
+
+def not_written(url: str, exc: BaseException) -> str:
+    reason = " ".join(str(exc).split())[:300] or type(exc).__name__
+    return (
+        f"history not kept: {shown_url(url)}: {reason}. The run's verdict is unaffected; "
+        "choose a writable store with --history URL or RIGCHECK_HISTORY (none: keep no history)"
+    )
+
+
+def export_metrics(folder: str | None, certificate: dict, facts: dict) -> list[tuple[str, str]]:
+    """DIR/rigcheck.prom for node_exporter; a folder that cannot be written is one warning line."""
+    if not folder:
+        return []
+    from rigcheck.prometheus_textfile import write_textfile
+
+    try:
+        write_textfile(folder, certificate, facts)
+    except Exception as exc:  # like the store: metrics must never change the run's verdict
+        reason = " ".join(str(exc).split())[:300] or type(exc).__name__
+        return [("yellow", f"Prometheus metrics not written to {folder}: {reason}")]
+    return []
