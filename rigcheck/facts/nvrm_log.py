@@ -88,8 +88,14 @@ CATALOGUE = (
 
 
 def find(kind: str) -> NvrmFault:
-    """The catalogue entry of an event's kind (the first of that kind: they share meaning)."""
-    return next(f for f in CATALOGUE if f.kind == kind)
+    """The catalogue entry of an event's kind (the first of that kind: they share meaning); a
+    kind today's table no longer has (an old snapshot) is judged a machine fault, never dropped."""
+    known = next((f for f in CATALOGUE if f.kind == kind), None)
+    if known is not None:
+        return known
+    what = f"an NVRM record of kind {kind!r}"
+    action = "read the record in the kernel log and ask the provider"
+    return NvrmFault(kind, re.compile(re.escape(kind)), None, what, "machine", action)
 
 
 def parse_nvrm(lines: list[str]) -> list[dict[str, Any]]:

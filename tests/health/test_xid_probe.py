@@ -228,3 +228,11 @@ def test_an_unknown_code_fails_closed_and_says_what_to_do_with_the_machine():
     assert xid.cause == "machine"
     assert xid.action.startswith("drain the node and ask the provider")
     assert "xid_table.py" in xid.action
+
+
+def test_an_nvrm_kind_todays_table_lacks_is_still_a_machine_fault():
+    from rigcheck.facts import nvrm_log
+
+    assert nvrm_log.find("fallen_off_bus").cause == "machine"
+    unknown = nvrm_log.find("gsp_heartbeat_lost")
+    assert unknown.cause == "machine" and "ask the provider" in unknown.action
