@@ -13,6 +13,8 @@ from rigcheck.memory.architecture import (
 from rigcheck.memory.errors import ConfigError
 from rigcheck.memory.inference import (
     ENGINES,
+    VLLM_GPU_MEMORY_UTILIZATION,
+    VLLM_MAX_NUM_BATCHED_TOKENS,
     inference_activation_bytes,
     kv_cache_bytes,
     kv_element_bytes,
@@ -62,8 +64,9 @@ class Job:
     cp: int = 1
     sp: bool = False  # Megatron sequence parallelism (with tp): splits the norm/dropout activations
     engine: str = "vllm"  # inference: vllm (pre-allocates, in blocks) or hf (exact tokens)
-    gpu_memory_utilization: float = 0.9  # vLLM's default: the share of the device it may use
+    gpu_memory_utilization: float = VLLM_GPU_MEMORY_UTILIZATION  # the share vLLM may use
     block_size: int = 16  # vLLM's default KV block, in tokens
+    max_num_batched_tokens: int = VLLM_MAX_NUM_BATCHED_TOKENS  # vLLM: tokens a step may add
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -121,8 +124,8 @@ def _validate_combinations(job: Job) -> None:
                 f"--engine in {ENGINES}; --gpu-memory-utilization in (0, 1], "
                 f"got {job.gpu_memory_utilization}"
             )
-        if job.block_size < 1:
-            raise ConfigError(f"--block-size must be >= 1, got {job.block_size}")
+        if job.block_size < 1 or job.max_num_batched_tokens < 1:
+            raise ConfigError("--block-size and --max-num-batched-tokens must be >= 1")
         return
     fw.check_framework(job.framework, job.zero, job.offload_optimizer, job.offload_params)
 
@@ -308,10 +311,9 @@ def _inference(job: Job) -> Estimate:
     state = unsharded_state(replace(job, method="qlora" if job.method == "qlora" else "full"))
     arch, tp = job.arch, job.tp
     element = precision(job.precision).activation_bytes
-    kv_bytes = kv_element_bytes(job.kv_dtype) if job.kv_dtype else element
-    block = job.block_size if job.engine == "vllm" else 1
-    kv = kv_cache_bytes(_kv_share(arch, tp, job.pp), job.seq, job.batch, kv_bytes, block)
-    acts = inference_activation_bytes(arch, job.seq, job.batch, element)
+    kv = job.batch * kv_bytes_per_request(job, job.seq)
+    step = job.max_num_batched_tokens if job.engine == "vllm" else 0
+    acts = inference_activation_bytes(arch, job.seq, job.batch, element, step)
     return Estimate(
         params=parameter_total(job),
         trainable_params=0,
@@ -326,6 +328,18 @@ def _inference(job: Job) -> Estimate:
         activations_modelled=True,
         active_params=_active(job),
     )
+
+
+def kv_bytes_per_request(job: Job, tokens: int, full_attention: bool = False) -> int:
+    """KV cache bytes one GPU reserves for one request of `tokens` tokens (vLLM: whole blocks);
+    full_attention: as if no layer slid (vLLM's per-token page size, for its token count)."""
+    element = precision(job.precision).activation_bytes
+    kv_bytes = kv_element_bytes(job.kv_dtype) if job.kv_dtype else element
+    block = job.block_size if job.engine == "vllm" else 1
+    share = _kv_share(job.arch, job.tp, job.pp)
+    if full_attention:
+        share = replace(share, sliding_window=0, sliding_layers=0)
+    return kv_cache_bytes(share, tokens, 1, kv_bytes, block, job.max_num_batched_tokens)
 
 
 def _kv_share(arch: Architecture, tp: int, pp: int) -> Architecture:
