@@ -155,11 +155,12 @@ def levers(job: Job, usable: int) -> list[Lever]:
 
 
 def kv_capacity(job: Job, usable: int) -> dict:
-    """vLLM's capacity view (vllm/v1/core/kv_cache_utils.py, get_max_concurrency_for_kv_cache_config;
-    its startup log "GPU KV cache size: N tokens", "Maximum concurrency for L tokens per request"):
-    what is left of the usable share after weights, activations and overhead goes to KV blocks.
-    Tokens count whole blocks of every layer; concurrency divides by one request's reservation at
-    the job's length (sliding-window layers reserve less, see inference.kv_cache_bytes)."""
+    """vLLM's capacity view (vllm/v1/core/kv_cache_utils.py,
+    get_max_concurrency_for_kv_cache_config; its startup log "GPU KV cache size: N tokens",
+    "Maximum concurrency for L tokens per request"): what is left of the usable share after
+    weights, activations and overhead goes to KV blocks. Tokens count whole blocks of every
+    layer; concurrency divides by one request's reservation at the job's length
+    (sliding-window layers reserve less, see inference.kv_cache_bytes)."""
     result = estimate(replace(job, batch=1))
     available = max(0, usable - (result.total_bytes - result.kv_cache_bytes))
     per_block = kv_bytes_per_request(job, tokens=job.block_size, full_attention=True)

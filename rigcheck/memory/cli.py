@@ -128,8 +128,10 @@ def add_fit_arguments(parser: argparse.ArgumentParser) -> None:
     job.add_argument("--kv-dtype", choices=list(KV_DTYPES), help="default: the weights' dtype")
     job.add_argument("--engine", choices=ENGINES, default="vllm", help="inference (default vllm)")
     job.add_argument(
-        "--gpu-memory-utilization", type=float, default=VLLM_GPU_MEMORY_UTILIZATION, metavar="F",
-        help=f"vLLM: the share of the device the engine may use (default {VLLM_GPU_MEMORY_UTILIZATION})",
+        "--gpu-memory-utilization", type=float, default=VLLM_GPU_MEMORY_UTILIZATION,
+        metavar="F",
+        help=f"vLLM: the share of the device the engine may use "
+        f"(default {VLLM_GPU_MEMORY_UTILIZATION})",
     )  # fmt: skip
     job.add_argument(
         "--max-num-batched-tokens", type=int, default=VLLM_MAX_NUM_BATCHED_TOKENS, metavar="N",
