@@ -29,6 +29,7 @@ class Architecture:
     bias: str = "none"  # "qkv": biases on q, k, v only (Qwen2); "all": every linear (GPT-2)
     positions: int = 0  # learned absolute position embeddings (GPT-2: 1024); 0 with rotary
     fused_qkv: bool = False  # one h x 3h matrix (GPT-2's c_attn): same count, different LoRA
+    fused_gate_up: bool = False  # one 2f x h matrix (Phi-3's gate_up_proj): same count
     dropout: bool = False  # dropout layers in training (GPT-2): 1-byte masks in activations
     head_dim: int = 0  # 0: hidden // heads
     max_positions: int = 0  # max_position_embeddings; 0: unknown (no sequence-length check)
@@ -140,8 +141,12 @@ def linears(arch: Architecture) -> tuple[Linear, ...]:
         attention = [Linear(n, h, w) for n, w in (("q", arch.q_width), ("k", arch.kv_width))]
         attention.append(Linear("v", h, arch.kv_width))
     attention.append(Linear("o", arch.q_width, h))
-    mlp = [Linear("gate", h, f)] if arch.gated_mlp else []
-    mlp += [Linear("up", h, f), Linear("down", f, h)]
+    if arch.gated_mlp and arch.fused_gate_up:
+        mlp = [Linear("gate_up", h, 2 * f)]
+    else:
+        mlp = [Linear("gate", h, f)] if arch.gated_mlp else []
+        mlp.append(Linear("up", h, f))
+    mlp.append(Linear("down", f, h))
     return (*attention, *mlp)
 
 
@@ -175,7 +180,8 @@ def _experts(arch: Architecture) -> list[TensorGroup]:
         s = arch.shared_expert_width
         for name, shape in (("gate", (s, h)), ("up", (s, h)), ("down", (h, s))):
             groups.append(TensorGroup(f"layers.shared_expert.{name}", shape, n, "linear"))
-        groups.append(TensorGroup("layers.shared_expert_gate.weight", (1, h), n, "router"))
+        # an nn.Linear(h, 1), unlike the router: bitsandbytes quantizes it
+        groups.append(TensorGroup("layers.shared_expert_gate.weight", (1, h), n, "linear"))
     return groups
 
 

@@ -23,7 +23,7 @@ _FAMILIES = {
     "gemma": {},
     "gemma2": {"norms_per_layer": 4},
     "gemma3_text": {"norms_per_layer": 4, "qk_norm": True},
-    "phi3": {},
+    "phi3": {"fused_qkv": True, "fused_gate_up": True},  # qkv_proj, gate_up_proj
     "mixtral": {},
     "qwen2_moe": {"bias": "qkv"},
     "qwen3_moe": {"qk_norm": True},
