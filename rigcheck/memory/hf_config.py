@@ -39,17 +39,25 @@ def _get(config: dict, *names: str, default: object = None) -> object:
     return default
 
 
+# Every pattern-th layer attends fully, the others slide, when a config gives no layer_types:
+# transformers 5.23 Gemma2Config (every second) and Gemma3TextConfig (sliding_window_pattern,
+# default 6) build layer_types as "sliding" if (i + 1) % pattern else "full".
+_DEFAULT_PATTERN = {"gemma2": 2, "gemma3_text": 6}
+
+
 def _sliding(config: dict, layers: int) -> tuple[int, int]:
-    """(window, layers using it): from layer_types when given, else every layer (Mistral)."""
+    """(window, layers using it): from layer_types when given, else from the family's pattern
+    (Gemma-2/3), else every layer (Mistral)."""
     window = config.get("sliding_window") or 0
-    if config.get("use_sliding_window") is False:
+    if not window or config.get("use_sliding_window") is False:
         return 0, 0
     types = config.get("layer_types")
-    if window and isinstance(types, list):
+    if isinstance(types, list):
         return window, sum(t == "sliding_attention" for t in types)
-    if window and config.get("model_type") == "gemma2":
-        return window, layers // 2  # transformers: every even layer (0, 2, ...) slides
-    return window, layers if window else 0
+    pattern = config.get("sliding_window_pattern") or _DEFAULT_PATTERN.get(config.get("model_type"))
+    if pattern:
+        return window, sum(1 for i in range(layers) if (i + 1) % int(pattern))
+    return window, layers
 
 
 def _moe(config: dict, layers: int) -> dict:

@@ -107,3 +107,22 @@ def test_config_file_and_cached_model_id(tmp_path, monkeypatch, capsys) -> None:
 def test_unusable_configs_say_why(config, message) -> None:
     with pytest.raises(ConfigError, match=message):
         from_hf_config(config)
+
+
+@pytest.mark.parametrize("layers", [26, 33, 34, 62])
+@pytest.mark.parametrize(
+    ("family", "pattern"), [("gemma2", None), ("gemma3_text", None), ("gemma3_text", 4)]
+)
+def test_sliding_layers_without_layer_types_follow_transformers(family, pattern, layers) -> None:
+    """Hub configs of Gemma-3 give sliding_window_pattern and no layer_types: the sliding layers
+    are those transformers' own config class derives (every pattern-th layer is full)."""
+    kwargs = {"num_hidden_layers": layers}
+    if pattern:
+        kwargs["sliding_window_pattern"] = pattern
+    config = transformers.AutoConfig.for_model(family, **kwargs)
+    reference = sum(t == "sliding_attention" for t in config.layer_types)
+    plain = config.to_dict()
+    del plain["layer_types"]
+    if pattern:
+        plain["sliding_window_pattern"] = pattern
+    assert from_hf_config(plain).sliding_layers == reference
