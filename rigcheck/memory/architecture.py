@@ -226,8 +226,9 @@ def active_parameter_count(arch: Architecture) -> int:
 def largest_layer_params(arch: Architecture) -> int:
     """Parameters of the largest single module (its weight and bias), as DeepSpeed's
     model_to_params counts it (deepspeed/runtime/zero/stage3.py, 0.19.8): what ZeRO-3 gathers.
-    A fused expert tensor (transformers 5 stores a layer's experts as one 3-D parameter) counts
-    whole."""
-    sizes = [g.numel for g in tensor_groups(arch) if g.role != "expert"]
-    experts = [g.numel * arch.experts for g in tensor_groups(arch) if g.role == "expert"]
-    return max(sizes + experts)
+    transformers 5 keeps a layer's routed experts as one module holding two 3-D parameters
+    (gate_up_proj and down_proj), so all of a layer's experts are one unit."""
+    groups = tensor_groups(arch)
+    sizes = [g.numel for g in groups if g.role != "expert"]
+    experts = sum(g.numel for g in groups if g.role == "expert") * arch.experts
+    return max([*sizes, experts])
