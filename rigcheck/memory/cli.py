@@ -32,6 +32,8 @@ from rigcheck.memory.optimizers import OPTIMIZERS
 from rigcheck.memory.precision import PRECISIONS
 from rigcheck.memory.presets import PRESETS, preset
 from rigcheck.memory.report import print_table
+from rigcheck.memory.time_report import print_time
+from rigcheck.memory.time_to_train import add_time_arguments, rates_from_args, time_to_train
 from rigcheck.memory.units import parse_size
 from rigcheck.paths import output_problem
 
@@ -39,7 +41,8 @@ _COUNT_SUFFIXES = {"": 1, "k": 10**3, "m": 10**6, "b": 10**9, "t": 10**12}
 
 
 MAX_PARAMS = 10**15
-NOT_JOB = ("func", "json", "command", "output")  # options of the command, not of the job
+NOT_JOB = ("func", "json", "command", "output", "tokens", "steps", "matmul_tflops",
+           "achieved_fraction", "busbw")  # fmt: skip  # options of the command, not of the job
 
 
 def parse_count(text: str) -> int:
@@ -146,6 +149,7 @@ def add_fit_arguments(parser: argparse.ArgumentParser) -> None:
     device.add_argument("--device", metavar="CLASS", help="a device class from expected/")
     device.add_argument("--vram", type=_argtype(_positive_size), metavar="SIZE", help="e.g. 80GiB")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    add_time_arguments(parser)
 
 
 def resolve_model(name: str) -> Architecture:
@@ -243,6 +247,9 @@ def fit_report(args: argparse.Namespace, job: Job, result: Estimate, device: int
         )
     out["dp"] = job.dp
     out.update(batch=job.batch, seq=job.seq, advice=advise(job, usable))
+    if getattr(args, "tokens", None) or getattr(args, "steps", None):
+        rates = rates_from_args(args, job.precision)
+        out["time"] = time_to_train(job, rates, int(args.tokens or 0), args.steps or 0)
     out["job"] = {k: v for k, v in vars(args).items() if k not in NOT_JOB}
     if isinstance(job.lora_targets, tuple):
         out["job"]["lora_targets"] = list(job.lora_targets)
@@ -271,6 +278,7 @@ def run_fit(args: argparse.Namespace) -> int:
     else:
         print_table(report)
         print_advice(report)
+        print_time(report)
     return 0 if report["fits"] else 1
 
 
