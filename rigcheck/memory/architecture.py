@@ -42,6 +42,8 @@ class Architecture:
     # a shared expert's width (Qwen2-MoE, with a 1-wide sigmoid gate), experts each token uses,
     # and the layers that keep a dense MLP of mlp_width instead (Qwen2-MoE's mlp_only_layers).
     experts: int = 0
+    # A pre-quantized checkpoint's format (checkpoint_formats.CheckpointFormat), None for 16 bit.
+    checkpoint: object = None
     expert_mlp_width: int = 0
     shared_expert_width: int = 0
     experts_per_token: int = 0

@@ -10,6 +10,7 @@ from rigcheck.memory.architecture import (
     largest_layer_params,
     tensor_groups,
 )
+from rigcheck.memory.checkpoint_formats import weights_bytes as checkpoint_weights_bytes
 from rigcheck.memory.errors import ConfigError
 from rigcheck.memory.inference import (
     ENGINES,
@@ -20,7 +21,13 @@ from rigcheck.memory.inference import (
     kv_element_bytes,
 )
 from rigcheck.memory.lora import adapter_groups, default_targets
-from rigcheck.memory.model_state import METHODS, ModelState, frozen_state, model_state
+from rigcheck.memory.model_state import (
+    METHODS,
+    ModelState,
+    frozen_state,
+    model_state,
+    trainable_state,
+)
 from rigcheck.memory.optimizers import check_optimizer, optimizer_state_bytes
 from rigcheck.memory.parallel import Parallel, check_parallel, kv_heads_per_gpu, rank_groups
 from rigcheck.memory.precision import precision
@@ -116,6 +123,12 @@ def _validate_combinations(job: Job) -> None:
             "(max_position_embeddings)"
         )
     check_parallel(job.arch, job.parallel, job.gpus)
+    quantized = job.arch is not None and job.arch.checkpoint is not None
+    if quantized and not job.inference and job.method != "lora":
+        raise ConfigError(
+            f"this checkpoint is pre-quantized ({job.arch.checkpoint.method}) and frozen: "
+            "train adapters on it with --method lora, or serve it with --inference"
+        )
     if job.inference:
         if job.zero or job.offload_optimizer or job.offload_params:
             raise ConfigError("--inference keeps no optimizer: drop --zero and --offload-*")
@@ -196,8 +209,16 @@ def unsharded_state(job: Job) -> ModelState:
     """Weights, grads, master and optimizer state of the whole model, on one device."""
     base, adapters = base_groups(job), _adapters(job)
     prec = precision(job.precision)
+    if job.arch is not None and job.arch.checkpoint is not None:  # frozen, in its own format
+        frozen = ModelState(sum(g.total for g in base), 0, _checkpoint_bytes(job, base), 0, 0, 0)
+        return frozen + trainable_state(adapters, prec, job.optimizer)
     kbit_prep = not job.inference  # training QLoRA runs prepare_model_for_kbit_training
     return model_state(base, adapters, job.method, prec, job.optimizer, job.double_quant, kbit_prep)
+
+
+def _checkpoint_bytes(job: Job, groups: tuple[TensorGroup, ...]) -> int:
+    """A pre-quantized checkpoint's weights; what it leaves unquantized stays 16-bit."""
+    return checkpoint_weights_bytes(groups, job.arch.checkpoint, 2)
 
 
 def estimate(job: Job) -> Estimate:
@@ -220,6 +241,9 @@ def _counts(job: Job, only: str = "all") -> fw.Counts:
     frozen_weights = frozen_state(
         frozen, precision(job.precision), bits, kbit_fp32=bits is not None
     )
+    if job.arch is not None and job.arch.checkpoint is not None:
+        checkpoint = _checkpoint_bytes(job, frozen)
+        frozen_weights = replace(frozen_weights, weights_bytes=checkpoint)
     n = sum(g.total for g in trainable)
     cast_roles = ("linear", "lm_head", "bias", "adapter", "expert", "router", "flat")
     tied = job.arch is not None and job.arch.tied_embeddings and job.method == "full"

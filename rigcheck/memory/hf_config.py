@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 
 from rigcheck.memory.architecture import Architecture
+from rigcheck.memory.checkpoint_formats import from_quantization_config
 from rigcheck.memory.errors import ConfigError
 
 # model_type -> what differs from the Llama layout. Families not listed are refused by name.
@@ -81,6 +82,7 @@ def from_hf_config(config: dict) -> Architecture:
     """The Architecture a decoder-only config.json describes; a ConfigError says what is wrong."""
     if not isinstance(config, dict):
         raise ConfigError("config.json must hold a JSON object")
+    quantization = config.get("quantization_config")  # at the top, also for multimodal wrappers
     config = config.get("text_config") or config  # multimodal wrappers keep the LM inside
     family = config.get("model_type")
     if family not in _FAMILIES:
@@ -108,6 +110,7 @@ def from_hf_config(config: dict) -> Architecture:
             mlp_bias=bool(config.get("mlp_bias", False)),
             sliding_window=window,
             sliding_layers=sliding,
+            checkpoint=from_quantization_config(quantization) if quantization else None,
             **kw,
             **_moe(config, layers),
         )
