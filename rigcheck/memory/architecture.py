@@ -44,6 +44,14 @@ class Architecture:
     experts: int = 0
     # A pre-quantized checkpoint's format (checkpoint_formats.CheckpointFormat), None for 16 bit.
     checkpoint: object = None
+    shared_expert_gate: bool = True  # Qwen2-MoE's 1-wide gate on its shared expert; DeepSeek: none
+    # Multi-head latent attention (DeepSeek-V2/V3), on when kv_lora_rank > 0: queries through a
+    # q_lora_rank bottleneck (0: one q_proj), keys and values from one kv_lora_rank latent plus a
+    # rope_head_dim key shared by every head; head_dim is then the no-rope part of a query head.
+    q_lora_rank: int = 0
+    kv_lora_rank: int = 0
+    rope_head_dim: int = 0
+    v_head_dim: int = 0
     expert_mlp_width: int = 0
     shared_expert_width: int = 0
     experts_per_token: int = 0
@@ -92,9 +100,21 @@ class Architecture:
         return self.head_dim or self.hidden // self.heads
 
     @property
+    def mla(self) -> bool:
+        """Multi-head latent attention (DeepSeek-V2/V3)."""
+        return self.kv_lora_rank > 0
+
+    @property
     def q_width(self) -> int:
-        """Width of the query projection's output (heads x head_dim)."""
-        return self.heads * self.dim
+        """Width of the query projection's output (heads x head_dim; MLA: with the rope part)."""
+        return self.heads * (self.dim + self.rope_head_dim)
+
+    @property
+    def kv_cache_width(self) -> int:
+        """Elements one layer caches per token: K and V of every KV head; MLA: the latent and
+        the shared rope key, once for all heads (vLLM MLAAttentionSpec, one "head" of
+        kv_lora_rank + qk_rope_head_dim)."""
+        return self.kv_lora_rank + self.rope_head_dim if self.mla else 2 * self.kv_width
 
     @property
     def kv_width(self) -> int:
@@ -134,15 +154,31 @@ class Linear:
     d_out: int
 
 
+def _mla_linears(arch: Architecture) -> list[Linear]:
+    """DeepSeek's attention (transformers 5.23 DeepseekV3Attention): q_a/q_b (or q),
+    kv_a_proj_with_mqa, kv_b (no-rope keys and values of every head from the latent), o."""
+    h, q, latent = arch.hidden, arch.q_width, arch.kv_lora_rank
+    if arch.q_lora_rank:
+        out = [Linear("q_a", h, arch.q_lora_rank), Linear("q_b", arch.q_lora_rank, q)]
+    else:
+        out = [Linear("q", h, q)]
+    out.append(Linear("kv_a", h, latent + arch.rope_head_dim))
+    out.append(Linear("kv_b", latent, arch.heads * (arch.dim + arch.v_head_dim)))
+    return [*out, Linear("o", arch.heads * arch.v_head_dim, h)]
+
+
 def linears(arch: Architecture) -> tuple[Linear, ...]:
     """The matrices of one decoder layer, by canonical name."""
     h, f = arch.hidden, arch.mlp_width
-    if arch.fused_qkv:
+    if arch.mla:
+        attention = _mla_linears(arch)
+    elif arch.fused_qkv:
         attention = [Linear("qkv", h, arch.q_width + 2 * arch.kv_width)]
     else:
         attention = [Linear(n, h, w) for n, w in (("q", arch.q_width), ("k", arch.kv_width))]
         attention.append(Linear("v", h, arch.kv_width))
-    attention.append(Linear("o", arch.q_width, h))
+    if not arch.mla:
+        attention.append(Linear("o", arch.q_width, h))
     if arch.gated_mlp and arch.fused_gate_up:
         mlp = [Linear("gate_up", h, 2 * f)]
     else:
@@ -152,7 +188,7 @@ def linears(arch: Architecture) -> tuple[Linear, ...]:
     return (*attention, *mlp)
 
 
-ATTENTION_LINEARS = ("q", "k", "v", "qkv", "o")
+ATTENTION_LINEARS = ("q", "k", "v", "qkv", "o", "q_a", "q_b", "kv_a", "kv_b")
 _BIASED = {"none": (), "qkv": ("q", "k", "v", "qkv"), "attn": ATTENTION_LINEARS}
 
 
@@ -183,7 +219,8 @@ def _experts(arch: Architecture) -> list[TensorGroup]:
         for name, shape in (("gate", (s, h)), ("up", (s, h)), ("down", (h, s))):
             groups.append(TensorGroup(f"layers.shared_expert.{name}", shape, n, "linear"))
         # an nn.Linear(h, 1), unlike the router: bitsandbytes quantizes it
-        groups.append(TensorGroup("layers.shared_expert_gate.weight", (1, h), n, "linear"))
+        if arch.shared_expert_gate:
+            groups.append(TensorGroup("layers.shared_expert_gate.weight", (1, h), n, "linear"))
     return groups
 
 
@@ -207,6 +244,9 @@ def tensor_groups(arch: Architecture) -> tuple[TensorGroup, ...]:
         groups += _norms(arch, f"layers.norm{i + 1}", L)
     if arch.qk_norm:
         groups += [TensorGroup(f"layers.{n}_norm.weight", (arch.dim,), L, "norm") for n in "qk"]
+    if arch.mla:  # RMSNorms on the two latents
+        latents = (("q_a", arch.q_lora_rank), ("kv_a", arch.kv_lora_rank))
+        groups += [TensorGroup(f"layers.{n}_norm", (w,), L, "norm") for n, w in latents if w]
     groups += _norms(arch, "final_norm", 1)
     if not arch.tied_embeddings:
         groups.append(TensorGroup("lm_head", (arch.vocab, h), 1, "lm_head"))

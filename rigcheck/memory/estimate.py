@@ -370,6 +370,8 @@ def _kv_share(arch: Architecture, tp: int, pp: int) -> Architecture:
     """The layers and KV heads one GPU caches."""
     layers = ceil_div(arch.layers, pp)
     sliding = min(layers, ceil_div(arch.sliding_layers, pp))
+    if arch.mla:  # the latent is one "head": every tensor-parallel rank caches it whole
+        return replace(arch, layers=layers, sliding_layers=sliding)
     kv = kv_heads_per_gpu(arch, tp)
     return replace(
         arch, layers=layers, sliding_layers=sliding, kv_heads=kv, heads=kv, head_dim=arch.dim

@@ -28,6 +28,8 @@ _FAMILIES = {
     "mixtral": {},
     "qwen2_moe": {"bias": "qkv"},
     "qwen3_moe": {"qk_norm": True},
+    "deepseek_v2": {},  # multi-head latent attention, shared experts: see _mla and _moe
+    "deepseek_v3": {},
 }
 
 
@@ -62,19 +64,42 @@ def _sliding(config: dict, layers: int) -> tuple[int, int]:
 
 
 def _moe(config: dict, layers: int) -> dict:
-    experts = config.get("num_local_experts") or config.get("num_experts") or 0
+    experts = (
+        config.get("num_local_experts")
+        or config.get("num_experts")
+        or config.get("n_routed_experts")  # DeepSeek
+        or 0
+    )
     if not experts:
         return {}
     top_k = _get(config, "num_experts_per_tok")
     step = config.get("decoder_sparse_step") or 1
     dense_only = set(config.get("mlp_only_layers") or [])
-    dense = sum(1 for i in range(layers) if i in dense_only or (i + 1) % step)
+    first_moe = config.get("first_k_dense_replace") or 0  # DeepSeek: the first k stay dense
+    dense = sum(1 for i in range(layers) if i in dense_only or (i + 1) % step or i < first_moe)
+    moe_width = config.get("moe_intermediate_size") or 0
+    shared = config.get("shared_expert_intermediate_size") or 0
+    if config.get("n_shared_experts"):  # DeepSeek: one MLP n_shared times as wide, no gate
+        shared = moe_width * config["n_shared_experts"]
     return {
         "experts": experts,
         "experts_per_token": top_k,
-        "expert_mlp_width": config.get("moe_intermediate_size") or 0,
-        "shared_expert_width": config.get("shared_expert_intermediate_size") or 0,
+        "expert_mlp_width": moe_width,
+        "shared_expert_width": shared,
+        "shared_expert_gate": not config.get("n_shared_experts"),
         "dense_layers": dense,
+    }
+
+
+def _mla(config: dict) -> dict:
+    """DeepSeek-V2/V3's multi-head latent attention (transformers 5.23 DeepseekV3Config)."""
+    if not config.get("kv_lora_rank"):
+        return {}
+    return {
+        "q_lora_rank": int(config.get("q_lora_rank") or 0),  # None: one q_proj (V2-Lite)
+        "kv_lora_rank": int(config["kv_lora_rank"]),
+        "rope_head_dim": int(_get(config, "qk_rope_head_dim")),
+        "v_head_dim": int(_get(config, "v_head_dim")),
     }
 
 
@@ -105,7 +130,9 @@ def from_hf_config(config: dict) -> Architecture:
             kv_heads=int(config.get("num_key_value_heads") or heads),
             mlp_width=int(_get(config, "intermediate_size")),
             tied_embeddings=bool(config.get("tie_word_embeddings", family.startswith("gemma"))),
-            head_dim=int(config.get("head_dim") or 0),
+            head_dim=int(
+                (config.get("qk_nope_head_dim") if _mla(config) else config.get("head_dim")) or 0
+            ),
             max_positions=int(config.get("max_position_embeddings") or 0),
             mlp_bias=bool(config.get("mlp_bias", False)),
             sliding_window=window,
@@ -113,6 +140,7 @@ def from_hf_config(config: dict) -> Architecture:
             checkpoint=from_quantization_config(quantization) if quantization else None,
             **kw,
             **_moe(config, layers),
+            **_mla(config),
         )
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"config.json: {exc}") from None

@@ -56,7 +56,7 @@ def kv_cache_bytes(
     full = ceil_div(tokens, block_tokens) * block_tokens
     window = _window_tokens(arch, tokens, block_tokens, inflight) if arch.sliding_window else full
     layer_tokens = (arch.layers - arch.sliding_layers) * full + arch.sliding_layers * window
-    return 2 * arch.kv_width * layer_tokens * batch * element_bytes
+    return arch.kv_cache_width * layer_tokens * batch * element_bytes
 
 
 def _window_tokens(arch: Architecture, tokens: int, block_tokens: int, inflight: int) -> int:

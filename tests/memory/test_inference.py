@@ -92,3 +92,25 @@ def test_long_context_cache_can_exceed_fully_recomputed_training() -> None:
               batch=64, seq=4096, checkpointing="full")  # fmt: skip
     inference = replace(job, inference=True, engine="hf")  # prefills whole, as generate() does
     assert estimate(inference).total_bytes > estimate(job).total_bytes
+
+
+def test_mla_caches_the_latent_once_for_every_head() -> None:
+    """DeepSeek-V3 (kv_lora_rank 512, qk_rope_head_dim 64, 61 layers): vLLM's MLAAttentionSpec
+    caches one "head" of 512 + 64 per token and layer (vllm/v1/kv_cache_interface.py,
+    real_page_size_bytes: block x 1 x head_size x dtype), on every tensor-parallel rank whole."""
+    from rigcheck.memory.hf_config import from_hf_config
+
+    config = {"model_type": "deepseek_v3", "vocab_size": 129280, "hidden_size": 7168,
+              "intermediate_size": 18432, "num_hidden_layers": 61, "num_attention_heads": 128,
+              "num_key_value_heads": 128, "q_lora_rank": 1536, "kv_lora_rank": 512,
+              "qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "v_head_dim": 128,
+              "n_routed_experts": 256, "n_shared_experts": 1, "num_experts_per_tok": 8,
+              "moe_intermediate_size": 2048, "first_k_dense_replace": 3,
+              "max_position_embeddings": 163840}  # fmt: skip
+    arch = from_hf_config(config)
+    assert kv_cache_bytes(arch, 1, 1, 2) == (512 + 64) * 61 * 2 == 70_272
+    one, eight = (
+        estimate(Job(arch=arch, inference=True, seq=4096, gpus=g, tp=g)).kv_cache_bytes
+        for g in (1, 8)
+    )
+    assert one == eight == 4096 * 70_272

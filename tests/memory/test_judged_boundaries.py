@@ -211,7 +211,8 @@ def test_a_config_that_is_no_decoder_says_what_to_do():
         from_hf_config({"model_type": "bert"})
     assert str(err.value) == (
         "model_type 'bert' is not supported; known: llama, mistral, qwen2, qwen3, gemma, gemma2, "
-        "gemma3_text, phi3, mixtral, qwen2_moe, qwen3_moe (or give --params for model state only)"
+        "gemma3_text, phi3, mixtral, qwen2_moe, qwen3_moe, deepseek_v2, deepseek_v3 "
+        "(or give --params for model state only)"
     )
 
 
