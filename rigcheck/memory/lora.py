@@ -12,10 +12,11 @@ layer's routed experts as two 3-D parameters, gate_up_proj (E, 2f, h) and down_p
 PEFT wraps each (tuners/lora/layer.py ParamWrapper) with A (r*E x d_in) and B (d_out x r*E),
 doubling the rank of gate_up_proj because it fuses two v4 matrices (w1 and w3, or gate_proj and
 up_proj), and adapts the router (E x h). Dense-MLP layers of such a model are not adapted: their
-gate_proj/up_proj/down_proj names are diverted to the experts' parameters. Models with a shared
-expert (Qwen2-MoE) come out the other way round: the shared expert's linears, its 1-wide gate and
-the dense-MLP layers are adapted, the routed experts and the router are not. Both behaviours are
-pinned against PEFT itself in tests/memory/test_real_lora.py.
+gate_proj/up_proj/down_proj names are diverted to the experts' parameters; DeepSeek-V2/V3's shared
+experts are not adapted either. Models with a gated shared expert (Qwen2-MoE) come out the other
+way round: the shared expert's linears, its 1-wide gate and the dense-MLP layers are adapted, the
+routed experts and the router are not. These behaviours are pinned against PEFT itself in
+tests/memory/test_real_lora.py.
 """
 
 from rigcheck.memory.architecture import ATTENTION_LINEARS, Architecture, Linear, TensorGroup
@@ -36,6 +37,10 @@ ALIASES = {
     "c_attn": "qkv",
     "qkv_proj": "qkv",
     "gate_up_proj": "gate_up",
+    "q_a_proj": "q_a",  # DeepSeek's multi-head latent attention
+    "q_b_proj": "q_b",
+    "kv_a_proj_with_mqa": "kv_a",
+    "kv_b_proj": "kv_b",
 }
 
 
@@ -81,9 +86,14 @@ def _layers_holding(arch: Architecture, m: Linear, targets: str | tuple[str, ...
     layers, except under all-linear on an MoE model without a shared expert (see above)."""
     if m.name in ATTENTION_LINEARS:
         return arch.layers
-    if targets == ALL_LINEAR and arch.experts and not arch.shared_expert_width:
+    if targets == ALL_LINEAR and arch.experts and not _gated_shared_expert(arch):
         return 0
     return arch.mlp_layers
+
+
+def _gated_shared_expert(arch: Architecture) -> bool:
+    """Qwen2-MoE's layout, which PEFT adapts the other way round (see above)."""
+    return bool(arch.shared_expert_width) and arch.shared_expert_gate
 
 
 def _expert_adapters(arch: Architecture, rank: int) -> list[TensorGroup]:
@@ -91,7 +101,7 @@ def _expert_adapters(arch: Architecture, rank: int) -> list[TensorGroup]:
     h, n, s = arch.hidden, arch.moe_layers, arch.shared_expert_width
     if not n:
         return []
-    if s:  # Qwen2-MoE: the shared expert and its gate, not the routed experts
+    if _gated_shared_expert(arch):  # Qwen2-MoE: the shared expert and its gate, not the routed
         shared = [("shared_expert.gate", h, s), ("shared_expert.up", h, s)]
         shared += [("shared_expert.down", s, h), ("shared_expert_gate", h, 1)]
         return [g for name, d_in, d_out in shared for g in _pair(name, d_in, d_out, rank, n)]

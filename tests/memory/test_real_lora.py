@@ -27,6 +27,11 @@ CONFIGS = {
                                                   num_experts_per_tok=2),
     "qwen3-moe-dense-layer": lambda: transformers.Qwen3MoeConfig(
         **SMALL, **MOE, num_experts=4, moe_intermediate_size=32, mlp_only_layers=[1]),
+    "deepseek-v3-mla": lambda: transformers.DeepseekV3Config(
+        **SMALL, q_lora_rank=64, kv_lora_rank=32, qk_rope_head_dim=16,
+        qk_nope_head_dim=24, v_head_dim=20, n_routed_experts=8, num_experts_per_tok=2,
+        moe_intermediate_size=48, n_shared_experts=2, first_k_dense_replace=1, n_group=2,
+        topk_group=1),
     "qwen2-moe-shared-dense-layer": lambda: transformers.Qwen2MoeConfig(
         **SMALL, **MOE, num_experts=4, moe_intermediate_size=32,
         shared_expert_intermediate_size=48, mlp_only_layers=[1]),
@@ -35,7 +40,8 @@ CASES = [
     ("llama", "q_proj,v_proj"), ("llama", "all-linear"), ("phi3", "qkv_proj"),
     ("phi3", "qkv_proj,gate_up_proj"), ("phi3", "all-linear"), ("mixtral", "all-linear"),
     ("mixtral", "q_proj,v_proj"), ("qwen3-moe-dense-layer", "all-linear"),
-    ("qwen2-moe-shared-dense-layer", "all-linear"),
+    ("qwen2-moe-shared-dense-layer", "all-linear"), ("deepseek-v3-mla", "all-linear"),
+    ("deepseek-v3-mla", "q_a_proj,kv_a_proj_with_mqa"),
 ]  # fmt: skip
 
 
