@@ -23,6 +23,11 @@ Llama, Mistral and Qwen3 decoder layers, to the byte: tests/memory/test_real_hf_
   every query head (repeat_kv): K and V saved at q's width, not kv's.
 - rotary cos and sin (e x head_dim each per token) are computed once per model and shared by every
   layer: counted once, with the output layers.
+- Gemma's RMSNorm (Gemma 1-3) keeps its normalised input in fp32 ((4 - e) h more per norm), and
+  Gemma-2/3's post-attention and post-feedforward norms keep an fp32 copy, the fp32 normalised
+  input and the rsqrt (8h + 4); its q/k norms 8w + 4r. Each norm also keeps (1 + w) in fp32, a
+  few KiB per layer whatever the batch: not counted. Gemma-2's soft-capped eager attention keeps
+  the tanh output too (a x s x s x e).
 The paper's layer (an architecture with dropout: GPT-2 and the paper's own) keeps the paper's terms
 and none of these.
 
@@ -63,15 +68,26 @@ class ActivationConfig:
 def _replicated(arch: Architecture, c: ActivationConfig) -> int:
     """h-wide tensors each TP rank holds whole: two norm inputs, QKV and MLP inputs, masks;
     an RMSNorm's fp32 input copy and rsqrt."""
-    sb, sbh = c.seq * c.batch, c.seq * c.batch * arch.hidden
+    sbh = c.seq * c.batch * arch.hidden
     masks = 2 * sbh if arch.dropout else 0  # after the output projection and after the MLP
-    fp32_norms = 2 * (4 * sbh + 4 * sb) if _transformers_rms(arch) else 0
-    return 4 * c.element_bytes * sbh + masks + fp32_norms
+    return 4 * c.element_bytes * sbh + masks + _norm_copies(arch, c)
+
+
+def _norm_copies(arch: Architecture, c: ActivationConfig) -> int:
+    """What transformers' RMSNorms keep beyond the paper's norm inputs (see the docstring)."""
+    if not _transformers_rms(arch):
+        return 0
+    sb, sbh = c.seq * c.batch, c.seq * c.batch * arch.hidden
+    copies = 2 * (4 * sbh + 4 * sb)  # the two pre-norms: fp32 input copy and rsqrt
+    if arch.norm == "gemma":
+        post_norms = arch.norms_per_layer - 2
+        copies += 2 * (4 - c.element_bytes) * sbh + post_norms * (8 * sbh + 4 * sb)
+    return copies
 
 
 def _transformers_rms(arch: Architecture) -> bool:
     """An RMSNorm as transformers writes it (the paper's layer, with dropout, has LayerNorm)."""
-    return arch.norm == "rms" and not arch.dropout
+    return arch.norm in ("rms", "gemma") and not arch.dropout
 
 
 def _split(arch: Architecture, c: ActivationConfig) -> int:
@@ -87,7 +103,8 @@ def _qk_norms(arch: Architecture, c: ActivationConfig) -> int:
     if not arch.qk_norm:
         return 0
     width, rows = arch.q_width + arch.kv_width, arch.heads + arch.kv_heads
-    return c.seq * c.batch * ((4 + c.element_bytes) * width + 4 * rows)
+    normalised = 4 if arch.norm == "gemma" else c.element_bytes  # Gemma keeps it in fp32
+    return c.seq * c.batch * ((4 + normalised) * width + 4 * rows)
 
 
 def _scores(arch: Architecture, c: ActivationConfig) -> int:
@@ -101,6 +118,7 @@ def _scores(arch: Architecture, c: ActivationConfig) -> int:
         return scores * c.element_bytes
     # transformers' eager attention: fp32 softmax and its cast; K and V repeated to every head
     softmax = 4 + (c.element_bytes if c.element_bytes != 4 else 0)
+    softmax += c.element_bytes if arch.attn_softcap else 0  # Gemma-2: tanh's output
     repeated = 2 * c.element_bytes * c.seq * c.batch * (arch.q_width - arch.kv_width)
     return scores * softmax + repeated
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from rigcheck.memory.errors import ConfigError
 
-NORMS = ("rms", "layer")
+NORMS = ("rms", "layer", "gemma")  # gemma: an RMSNorm that keeps its output in fp32, (1 + w)
 BIASES = ("none", "qkv", "attn", "all")  # attn: q, k, v, o (Llama's attention_bias)
 
 
@@ -44,6 +44,7 @@ class Architecture:
     experts: int = 0
     # A pre-quantized checkpoint's format (checkpoint_formats.CheckpointFormat), None for 16 bit.
     checkpoint: object = None
+    attn_softcap: bool = False  # Gemma-2's tanh soft-capping of the attention logits
     shared_expert_gate: bool = True  # Qwen2-MoE's 1-wide gate on its shared expert; DeepSeek: none
     # Multi-head latent attention (DeepSeek-V2/V3), on when kv_lora_rank > 0: queries through a
     # q_lora_rank bottleneck (0: one q_proj), keys and values from one kv_lora_rank latent plus a

@@ -21,9 +21,9 @@ _FAMILIES = {
     "mistral": {},
     "qwen2": {"bias": "qkv"},
     "qwen3": {"qk_norm": True},
-    "gemma": {},
-    "gemma2": {"norms_per_layer": 4},
-    "gemma3_text": {"norms_per_layer": 4, "qk_norm": True},
+    "gemma": {"norm": "gemma"},
+    "gemma2": {"norm": "gemma", "norms_per_layer": 4},
+    "gemma3_text": {"norm": "gemma", "norms_per_layer": 4, "qk_norm": True},
     "phi3": {"fused_qkv": True, "fused_gate_up": True},  # qkv_proj, gate_up_proj
     "mixtral": {},
     "qwen2_moe": {"bias": "qkv"},
@@ -141,6 +141,7 @@ def from_hf_config(config: dict) -> Architecture:
             **kw,
             **_moe(config, layers),
             **_mla(config),
+            attn_softcap=bool(config.get("attn_logit_softcapping")),
         )
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"config.json: {exc}") from None

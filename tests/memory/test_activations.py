@@ -125,7 +125,7 @@ def test_flash_attention_drops_the_s_squared_term(arch, config) -> None:
         arch, replace(eager, recompute="none")
     ) - layer_activation_bytes(arch, replace(eager, recompute="selective"))
     tokens, e = config.seq * config.batch, config.element_bytes
-    llama_style = arch.norm == "rms" and not arch.dropout
+    llama_style = arch.norm in ("rms", "gemma") and not arch.dropout
     repeated = 2 * e * tokens * (arch.q_width - arch.kv_width) if llama_style else 0
     assert (scores - repeated) % (config.seq * tokens * arch.heads) == 0
 

@@ -1,6 +1,7 @@
 """Activations as transformers 5.23 really saves them, to the byte: one decoder layer of small
-real Llama, Mistral and Qwen3 models on CPU, every tensor autograd keeps during its forward pass
-(saved_tensors_hooks, one count per storage, parameters excluded), against layer_activation_bytes
+real Llama, Mistral, Qwen3 and Gemma 1-3 models on CPU, every tensor autograd keeps during its
+forward pass (saved_tensors_hooks, one count per storage, parameters excluded), against
+layer_activation_bytes
 plus the rotary cos/sin the model computes once and every layer shares (head_activation_bytes
 counts those once). Eager and SDPA attention (SDPA's CPU kernel keeps an fp32 logsumexp, as
 flash attention does), bf16 and fp32 weights, multi-head and grouped-query attention."""
@@ -23,6 +24,9 @@ FAMILIES = {
     "llama": transformers.LlamaConfig,
     "mistral": transformers.MistralConfig,
     "qwen3": transformers.Qwen3Config,
+    "gemma": transformers.GemmaConfig,
+    "gemma2": transformers.Gemma2Config,  # eager only: transformers refuses SDPA for it
+    "gemma3": transformers.Gemma3TextConfig,
 }
 DTYPES = {"bf16": (torch.bfloat16, 2), "fp32": (torch.float32, 4)}
 
@@ -53,14 +57,22 @@ def measure_layer(config, attention: str, dtype, seq: int, batch: int) -> int:
     layer = model.model.layers[0]
     x = torch.randn(batch, seq, config.hidden_size, dtype=dtype, requires_grad=True)
     positions = torch.arange(seq).unsqueeze(0).expand(batch, seq)
-    rotary = model.model.rotary_emb(x, positions)
+    if isinstance(config, transformers.Gemma3TextConfig):  # one rotary per attention type
+        rotary = model.model.rotary_emb(x, positions, layer_type=config.layer_types[0])
+    else:
+        rotary = model.model.rotary_emb(x, positions)
     return saved_bytes(layer, lambda: layer(x, position_embeddings=rotary, position_ids=positions))
 
 
+# transformers 5.23 has no SDPA attention for Gemma-2: eager only there
+ATTENTIONS = [
+    (f, a) for f in sorted(FAMILIES) for a in ("eager", "sdpa") if (f, a) != ("gemma2", "sdpa")
+]
+
+
 @pytest.mark.parametrize("prec", sorted(DTYPES))
-@pytest.mark.parametrize("attention", ["eager", "sdpa"])
+@pytest.mark.parametrize(("family", "attention"), ATTENTIONS)
 @pytest.mark.parametrize("kv_heads", [4, 2])
-@pytest.mark.parametrize("family", sorted(FAMILIES))
 @pytest.mark.parametrize(("seq", "batch"), [(64, 2), (32, 3)])
 def test_a_real_layer_saves_what_the_formula_counts(family, kv_heads, attention, prec, seq, batch):
     config = FAMILIES[family](**SMALL, num_key_value_heads=kv_heads)
@@ -69,4 +81,11 @@ def test_a_real_layer_saves_what_the_formula_counts(family, kv_heads, attention,
     mode = "eager" if attention == "eager" else "flash"
     formula = layer_activation_bytes(arch, ActivationConfig(seq, batch, e, "none", mode))
     rotary = 2 * e * seq * batch * arch.dim  # cos and sin, shared by every layer
-    assert measure_layer(config, attention, dtype, seq, batch) == formula + rotary
+    assert measure_layer(config, attention, dtype, seq, batch) == formula + rotary + gemma(arch)
+
+
+def gemma(arch) -> int:
+    """Gemma's norms keep (1 + w) in fp32, whatever the batch (the formula leaves it out)."""
+    if arch.norm != "gemma":
+        return 0
+    return 4 * (arch.norms_per_layer * arch.hidden + (2 * arch.dim if arch.qk_norm else 0))
