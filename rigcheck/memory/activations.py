@@ -36,7 +36,7 @@ layer being recomputed in the backward pass. Under LoRA the same figure is an up
 matrices need not keep their inputs.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rigcheck.memory.architecture import Architecture
 from rigcheck.memory.errors import ConfigError
@@ -135,12 +135,18 @@ def layer_activation_bytes(arch: Architecture, c: ActivationConfig) -> int:
 
 
 def head_activation_bytes(arch: Architecture, c: ActivationConfig) -> int:
-    """Embedding dropout mask, final norm and lm_head inputs, fp32 logits (paper sec. 4.3)."""
+    """Embedding dropout mask, final norm and lm_head inputs, fp32 logits (paper sec. 4.3);
+    in transformers also the final RMSNorm's copies, the int64 token ids the embedding keeps and
+    the int64 shifted labels the loss keeps, and the rotary cos/sin every layer shares (counted
+    per sequence of the batch: an upper bound, as transformers broadcasts one over the batch)."""
     sb = c.seq * c.batch
     mask = sb * arch.hidden if arch.dropout else 0
-    rotary = 0 if arch.positions or arch.dropout else 2 * c.element_bytes * sb * arch.dim
     head = mask + 2 * c.element_bytes * sb * arch.hidden + 4 * sb * arch.vocab
-    return ceil_div(head, c.tp) + rotary
+    if arch.dropout:
+        return ceil_div(head, c.tp)
+    rotary = 0 if arch.positions else 2 * c.element_bytes * sb * arch.dim
+    final_norm = _norm_copies(replace(arch, norms_per_layer=2), c) // 2  # one pre-norm's share
+    return ceil_div(head, c.tp) + rotary + final_norm + 2 * 8 * sb
 
 
 def stored_activation_bytes(arch: Architecture, c: ActivationConfig) -> int:

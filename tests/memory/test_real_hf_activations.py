@@ -10,7 +10,11 @@ import warnings
 
 import pytest
 
-from rigcheck.memory.activations import ActivationConfig, layer_activation_bytes
+from rigcheck.memory.activations import (
+    ActivationConfig,
+    layer_activation_bytes,
+    stored_activation_bytes,
+)
 from rigcheck.memory.hf_config import from_hf_config
 
 torch = pytest.importorskip("torch")
@@ -89,3 +93,31 @@ def gemma(arch) -> int:
     if arch.norm != "gemma":
         return 0
     return 4 * (arch.norms_per_layer * arch.hidden + (2 * arch.dim if arch.qk_norm else 0))
+
+
+@pytest.mark.parametrize("prec", sorted(DTYPES))
+@pytest.mark.parametrize("family", ["llama", "qwen3", "gemma", "gemma3"])
+def test_a_whole_model_saves_the_layers_and_the_output_layers(family, prec) -> None:
+    """Two layers, the embedding, the final norm, lm_head and the loss of a real model, run as
+    a user runs it (input ids and labels): stored_activation_bytes to the byte, apart from three
+    stated constants: transformers broadcasts one rotary cos/sin over the batch (the formula
+    counts one per sequence), the loss keeps an fp32 scalar, and Gemma keeps its (1 + w) copies
+    and its embedding's scale."""
+    config = FAMILIES[family](**{**SMALL, "num_hidden_layers": 2}, num_key_value_heads=2)
+    dtype, e = DTYPES[prec]
+    seq, batch = 64, 2
+    torch.manual_seed(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = transformers.AutoModelForCausalLM.from_config(
+            config, dtype=dtype, attn_implementation="sdpa"
+        ).train()
+    ids = torch.randint(config.vocab_size, (batch, seq))
+    measured = saved_bytes(model, lambda: model(input_ids=ids, labels=ids).loss)
+    arch = from_hf_config(config.to_dict())
+    formula = stored_activation_bytes(arch, ActivationConfig(seq, batch, e, "none", "flash"))
+    broadcast_rotary = 2 * e * arch.dim * seq * (batch - 1)
+    constants = 4  # the loss's fp32 total weight
+    if arch.norm == "gemma":  # every layer's norms, the final norm's (1 + w), the scale
+        constants += 2 * gemma(arch) + 4 * arch.hidden + e
+    assert measured == formula - broadcast_rotary + constants
