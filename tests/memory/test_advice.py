@@ -174,3 +174,26 @@ def test_inference_terminal_shows_vllm_capacity(capsys) -> None:
     out = " ".join(capsys.readouterr().out.split())
     assert "maximum concurrency for 4,096 tokens per request:" in out
     assert "what would fit" not in out
+
+
+def test_the_readme_examples_are_what_fit_prints(capsys) -> None:
+    """README's "What would fit, and will it finish" shows real output: each line it shows is
+    printed by the command it shows (the README stays true when the model changes)."""
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme.split("### What would fit, and will it finish")[1].split("\n## ")[0]
+    blocks = [b.split("```", 1)[0] for b in section.split("```\n$ ")[1:]]
+    assert len(blocks) == 2
+    for block in blocks:
+        command, _, shown = block.partition("\n")
+        while command.endswith("\\"):  # a command continued on the next line
+            more, _, shown = shown.partition("\n")
+            command = command[:-1] + more
+        argv = command.split()[1:]  # drop "rigcheck"
+        main(argv)
+        printed = " ".join(capsys.readouterr().out.split())
+        for line in shown.splitlines():
+            text = " ".join(line.split())
+            if text and text != "..." and not text.endswith("..."):
+                assert text in printed, f"README shows {text!r}; `{command}` prints otherwise"
