@@ -50,9 +50,9 @@ class Area:
     deselect: tuple[str, ...] = ()
 
 
-MEMORY_TESTS = """activations estimate fit_cli frameworks hf_config inference lora model_state
-plan presets seed_rules units judged_boundaries deepspeed_estimators"""
-MEMORY_MODULES = """activations architecture estimate frameworks hf_config inference lora
+MEMORY_TESTS = """activations advice estimate fit_cli frameworks hf_config inference lora
+model_state plan presets seed_rules units judged_boundaries deepspeed_estimators"""
+MEMORY_MODULES = """activations advice architecture estimate frameworks hf_config inference lora
 model_state optimizers parallel plan plugin precision presets quantization sharding units"""
 AREAS = {
     "verdict": Area(
