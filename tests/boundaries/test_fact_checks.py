@@ -498,8 +498,11 @@ def test_persistence_mode_off_fails_and_a_class_without_it_skips():
     outcome, message = decide(health.test_persistence_mode, spec, devices)
     assert outcome == "failed"
     assert message == (
-        f"persistence mode off on {label(devices[1])}: every CUDA start re-initialises the "
-        "driver (seconds of latency, lost clocks). Run nvidia-persistenced."
+        f"persistence mode off on {label(devices[1])}: with no client the driver tears the "
+        "GPU down, so every CUDA start initialises it again (1-3 s per GPU) and settings such "
+        "as application clocks revert. Start NVIDIA's persistence daemon, which turns the mode "
+        "on for every GPU: `sudo systemctl enable --now nvidia-persistenced` (the legacy "
+        "`nvidia-smi -pm 1` is near end-of-life: NVIDIA's Driver Persistence guide)."
     )
     devices[1]["persistence_mode"] = True
     assert decide(health.test_persistence_mode, spec, devices) == ("passed", "")

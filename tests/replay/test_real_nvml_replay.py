@@ -83,6 +83,17 @@ def test_each_capture_read_through_pynvml_fails_only_what_the_machine_shows(
     assert set(result.failed) == CAPTURE_FINDINGS[profile, spec], result.describe()
 
 
+def test_the_b200_captures_persistence_mode_fails_with_the_daemons_advice(replay, tmp_path):
+    """Disabled on all 8 GPUs of NVIDIA's B200 capture: a real state (suites/facts/
+    test_health.py::test_persistence_mode says why), so it fails, naming every GPU and the
+    daemon that fixes it."""
+    machine = machine_profile("b200_hgx")
+    result = replay(read_through_pynvml(tmp_path, machine, "b200"), "-m", "b200", "--gpus", "8")
+    message = result.failed["test_persistence_mode"]
+    assert all(f"GPU {i} (" in message for i in range(8)), result.describe()
+    assert "`sudo systemctl enable --now nvidia-persistenced`" in message, result.describe()
+
+
 def test_a_vgpu_guest_fails_closed_naming_what_it_cannot_read(replay, tmp_path):
     """tests/nvml_sim/profiles/machines/vgpu_a100.json: NotSupported and NoPermission reads."""
     snapshot = read_through_pynvml(tmp_path, machine_profile("vgpu_a100"), "a100_40gb")
