@@ -104,8 +104,10 @@ AREAS = {
             "rigcheck/require.py",
             "rigcheck/facts/typed.py",
             "rigcheck/limits.py",
+            "rigcheck/replay_rate.py",
         ),
         (  # the direct-call boundary tests first: --recheck stops at the first failure
+            "tests/health/test_replay_rate.py",
             "tests/boundaries/test_fact_types.py",
             "tests/boundaries/test_amd_routing.py",
             "tests/boundaries/test_fact_checks.py",
@@ -113,6 +115,7 @@ AREAS = {
             "tests/boundaries/test_fact_fabric_checks.py",
             "tests/boundaries/test_fact_limits.py",
             "tests/replay/test_counter_checks.py",
+            "tests/replay/test_replay_rate_checks.py",
             "tests/replay/test_unsupported_reads.py",
             "tests/boundaries/test_rocm_support_matrix.py",  # the ROCm support-matrix check
             "tests/realworld/test_kernel_log_corpus.py",  # the kernel-log checks on real lines

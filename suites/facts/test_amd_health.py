@@ -8,7 +8,8 @@ message (`amd-smi metric --ecc`, `amd-smi bad-pages`, `amd-smi xgmi`...).
 import pytest
 
 from rigcheck.facts.rocm import MATRIX_SOURCE, driver_release, release_of, supported_user_space
-from rigcheck.limits import health_limit
+from rigcheck.limits import health_limit, replay_interval_s
+from rigcheck.replay_rate import too_fast
 from rigcheck.require import device_value, expected, fact, gpu_label, shown
 
 pytestmark = pytest.mark.facts
@@ -177,19 +178,26 @@ def test_amd_pcie_width(spec, amd_gpus):
     )
 
 
-def test_amd_pcie_replays_within_limit(spec, amd_gpus):
-    limit = health_limit(spec, "pcie_replays_max")
+def test_amd_pcie_replays_within_limit(spec, amd_gpus, facts):
+    """As test_counters.py::test_pcie_replays_within_limit: above the class's allowance, the
+    rate since boot against the PCIe bit-error rate (rigcheck/replay_rate.py)."""
+    allowance = health_limit(spec, "pcie_replays_max")
     high = []
     for d in amd_gpus:
         device_value(d, "pcie_link", required=True)
         replays = device_value(d, "pcie_link.replays")
-        if replays is not None and replays > limit:  # None: amdsmi's "N/A", not counted
-            high.append(f"{gpu_label(d)}: {replays} replays")
+        if replays is None or replays <= allowance:  # None: amdsmi's "N/A", not counted
+            continue
+        link = [device_value(d, f"pcie_link.{k}") for k in ("gen_max", "width_current")]
+        found = too_fast(replays, replay_interval_s(facts), *link)
+        if found:
+            high.append(f"{gpu_label(d)}: {found}")
     assert not high, (
-        f"PCIe replays above {limit:.0f} since the driver loaded: {'; '.join(high)}. Each replay "
-        "is a packet the link had to resend: a marginal riser, cable or slot at this link speed. "
-        "`amd-smi metric --pcie` shows them; reseat the card and riser, and if the count keeps "
-        "rising ask the provider to service the slot."
+        f"PCIe replays above {allowance:.0f} and faster than the PCIe bit-error rate (1e-12) "
+        f"allows since boot: {'; '.join(high)}. Each replay is a packet the link had to resend: "
+        "a marginal riser, cable or slot at this link speed. `amd-smi metric --pcie` shows "
+        "them; reseat the card and riser, and if the count keeps rising ask the provider to "
+        "service the slot."
     )
 
 
