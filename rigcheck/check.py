@@ -21,6 +21,18 @@ USAGE = "rigcheck check [CLASS] [pytest options]"
 COMMAND_ENV = "RIGCHECK_COMMAND_LINE"  # what the certificate names as the command
 
 
+# `python -m pytest` would put the current folder first on sys.path: inside a clone its rigcheck/
+# would shadow the installed package, whose suites are the ones collected, and select nothing
+# (issue 24). The launcher drops the current folder before importing anything (what `python -P`
+# does from Python 3.11; rigcheck supports 3.10), then is `python -m pytest`.
+LAUNCHER = (
+    "import os, sys; "
+    "sys.path[:] = [p for p in sys.path if p not in ('', os.getcwd())]; "
+    "import pytest; "
+    "sys.exit(pytest.console_main())"
+)
+
+
 def add_parser(subparsers: Any) -> None:
     """Listed in `rigcheck --help`; rigcheck.cli hands its arguments to pytest untouched."""
     subparsers.add_parser(
@@ -60,7 +72,7 @@ def run(argv: Sequence[str]) -> int:
     os.environ.setdefault(ROOT_ENV, str(Path.cwd() / "reports"))
     os.environ[COMMAND_ENV] = shlex.join(["rigcheck", "check", *argv])
     sys.stdout.flush()
-    os.execv(sys.executable, [sys.executable, "-m", "pytest", *pytest_args(argv)])
+    os.execv(sys.executable, [sys.executable, "-c", LAUNCHER, *pytest_args(argv)])
     return 3  # not reached
 
 
