@@ -26,10 +26,9 @@ COMMAND_ENV = "RIGCHECK_COMMAND_LINE"  # what the certificate names as the comma
 # (issue 24). The launcher drops the current folder before importing anything (what `python -P`
 # does from Python 3.11; rigcheck supports 3.10), then is `python -m pytest`.
 LAUNCHER = (
-    "import os, sys; "
+    "import os, runpy, sys; "
     "sys.path[:] = [p for p in sys.path if p not in ('', os.getcwd())]; "
-    "import pytest; "
-    "sys.exit(pytest.console_main())"
+    "runpy.run_module('pytest', run_name='__main__', alter_sys=True)"
 )
 
 
