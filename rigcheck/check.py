@@ -14,11 +14,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from rigcheck.check_args import parallel_problem, with_class
 from rigcheck.layout import CHECK_INI, ROOT_DIR, SUITES_DIR
 from rigcheck.reports.location import ROOT_ENV
 
 USAGE = "rigcheck check [CLASS] [pytest options]"
 COMMAND_ENV = "RIGCHECK_COMMAND_LINE"  # what the certificate names as the command
+USAGE_ERROR = 4  # pytest's code for one (docs/exit-codes.md)
 
 
 # `python -m pytest` would put the current folder first on sys.path: inside a clone its rigcheck/
@@ -45,7 +47,8 @@ def add_parser(subparsers: Any) -> None:
 def pytest_args(argv: Sequence[str]) -> list[str]:
     """The pytest command line for `rigcheck check ARGV`."""
     args = list(argv)
-    chosen = ["-m", args.pop(0)] if args and not args[0].startswith("-") else []
+    if args and not args[0].startswith("-"):
+        args = with_class(args[0], args[1:])
     return [
         "-c",
         str(CHECK_INI),
@@ -57,14 +60,17 @@ def pytest_args(argv: Sequence[str]) -> list[str]:
         "-p",
         "no:cacheprovider",
         str(SUITES_DIR),
-        *chosen,
         *args,
     ]
 
 
 def run(argv: Sequence[str]) -> int:
     """Become `python -m pytest ...`: a fresh interpreter, so pytest rewrites rigcheck's
-    asserts and handles signals exactly as in a clone. Never returns."""
+    asserts and handles signals exactly as in a clone. Returns only on a usage error."""
+    problem = parallel_problem(argv)
+    if problem:  # pytest's own form and code for a usage error
+        print(f"ERROR: {problem}", file=sys.stderr)
+        return USAGE_ERROR
     if argv[:1] in (["-h"], ["--help"]):
         print(f"usage: {USAGE}\n\n{__doc__.strip()}\n\npytest's and rigcheck's options:")
     # Reports land where the user is, not inside the installed package.

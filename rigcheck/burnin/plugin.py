@@ -23,6 +23,7 @@ from rigcheck.burnin.trace import FILE_NAME, BurnInError, load_trace, save_trace
 MARKER = "burn_in"
 STARTUP_S = 90.0  # beyond the duration: the child's torch import, CUDA start, a hung GPU's grace
 TIMING = pytest.StashKey[dict]()
+GIVEN_TRACE = pytest.StashKey[dict]()  # --burn-in-trace's trace, read once at configure time
 
 
 def _duration(text: str) -> float:
@@ -61,6 +62,11 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"--burn-in-trace={path}: no such file")
     if config.getoption("--burn-in") and path:
         raise pytest.UsageError("--burn-in and --burn-in-trace: load this machine, or judge a file")
+    if path:  # a file that is no trace is a usage error, said before anything is judged
+        try:
+            config.stash[GIVEN_TRACE] = load_trace(path)
+        except BurnInError as exc:
+            raise pytest.UsageError(f"--burn-in-trace: {exc}") from None
     config.stash[TIMING] = {}
 
 
@@ -102,7 +108,7 @@ def burn_in_trace(request, spec, burn_in_limits, tmp_path_factory) -> dict[str, 
     given = config.getoption("--burn-in-trace")
     try:
         if given:
-            trace = load_trace(given)
+            trace = config.stash[GIVEN_TRACE]  # read and checked at configure time
         else:
             trace = _record(config, spec, burn_in_limits, run_dir / FILE_NAME)
     except BurnInError as exc:

@@ -102,6 +102,25 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         _point_storage_at_detected_class(config)
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """`--benchmark-compare=ID` naming no stored run is a usage error, said before anything is
+    collected or judged and no report written (pytest-benchmark only warns, after the verdict)."""
+    config = session.config
+    bench = getattr(config, "_benchmarksession", None)
+    if bench is None or config.getoption("--replay-measurements"):
+        return
+    if not bench.compare or bench.compare is True:  # none, or the latest run (may be none yet)
+        return
+    _point_storage_at_detected_class(config)  # the detected class's storage, not the default
+    if bench.compared_mapping:
+        return
+    raise pytest.UsageError(
+        f"--benchmark-compare={bench.compare}: no stored run matches it in {bench.storage}. "
+        "Leave the value out to compare with the latest run, or list the stored runs with "
+        "`pytest-benchmark list`"
+    )
+
+
 def _perf_rank(item: pytest.Item) -> int:
     module = Path(item.path).stem
     return PERF_ORDER.index(module) if module in PERF_ORDER else len(PERF_ORDER)

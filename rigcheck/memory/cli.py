@@ -52,10 +52,17 @@ def parse_count(text: str) -> int:
     return int(value)
 
 
+SMALLEST_BARE_SIZE = 2**20  # a bare number below 1 MiB is no device's memory in bytes
+
+
 def _positive_size(text: str) -> int:
     size = parse_size(text)
     if size < 1:
         raise ConfigError(f"{text!r}: a device's memory is a size above 0, e.g. 80GiB")
+    if size < SMALLEST_BARE_SIZE and str(text).strip().isdigit():  # `--vram 80` meant 80 GB or GiB
+        raise ConfigError(
+            f"{text!r} would be {size} bytes: give the unit, e.g. {text}GiB or {text}GB"
+        )
     return size
 
 
