@@ -201,9 +201,24 @@ def write_atomic(path: Path, text: str) -> None:
     with tempfile.NamedTemporaryFile(
         "w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.", delete=False
     ) as tmp:
-        tmp.write(text)
+        try:
+            tmp.write(text)
+            tmp.flush()  # a full disk fails here, inside the try, not at close
+        except BaseException:
+            _discard(tmp)
+            raise
     os.chmod(tmp.name, 0o644)  # a report is for reading: not the 0600 of a temporary file
     os.replace(tmp.name, path)
+
+
+def _discard(tmp: Any) -> None:
+    """Remove a temporary file that could not be written: nothing half-written is left."""
+    try:
+        tmp.close()  # flushes what is buffered: fails again on a full disk
+    except OSError:
+        pass
+    finally:
+        os.unlink(tmp.name)
 
 
 def write_certificate(path: Path, certificate: dict[str, Any]) -> None:

@@ -71,7 +71,8 @@ def test_other_arguments_keep_their_order():
 )
 def test_parallel_workers_are_refused(args):
     problem = check_args.parallel_problem(["cpu", "-q", *args])
-    assert problem and "-n" in problem or "--numprocesses" in problem
+    assert problem is not None
+    assert "-n" in problem or "--numprocesses" in problem
 
 
 @pytest.mark.parametrize(
@@ -135,8 +136,8 @@ def test_a_malformed_burn_in_trace_is_a_usage_error(pytester):
 def test_a_good_burn_in_trace_is_still_judged(pytester):
     trace = ROOT / "fixtures" / "burnin" / "cpu-ci.json"
     result = pytester.runpytest_inprocess(
-        str(ROOT / "suites" / "burnin"), "-p", "rigcheck.plugin", "-m", "cpu", f"--facts={SNAPSHOT}",
-        f"--burn-in-trace={trace}", f"--report-dir={pytester.path / 'run'}",
+        str(ROOT / "suites" / "burnin"), "-p", "rigcheck.plugin", "-m", "cpu",
+        f"--facts={SNAPSHOT}", f"--burn-in-trace={trace}", f"--report-dir={pytester.path / 'run'}",
     )  # fmt: skip
     assert result.ret in (0, 1)  # judged: a verdict, whichever it is
     assert result.parseoutcomes().get("passed", 0) + result.parseoutcomes().get("failed", 0)
