@@ -98,7 +98,18 @@ def overall_verdict(checks: list[dict[str, Any]], partial: bool) -> str:
 
 def summarize(checks: list[dict[str, Any]], selected: int) -> dict[str, int]:
     counts = Counter(c["outcome"] for c in checks)
-    return {"selected": selected, "done": len(checks), **{o: counts[o] for o in OUTCOMES}}
+    return {
+        "selected": selected,
+        "done": len(checks),
+        **{o: counts[o] for o in OUTCOMES},
+        "measured": measured_count(checks),
+    }
+
+
+def measured_count(checks: list[dict[str, Any]]) -> int:
+    """How many figures were judged on a value (timed, or replayed): 0 for a facts-only run,
+    which its verdict must not let pass for a check of the machine's speed (issue 24)."""
+    return sum(1 for c in checks for f in c.get("figures") or [] if f.get("measured") is not None)
 
 
 def class_entry(target: Any) -> dict[str, Any]:

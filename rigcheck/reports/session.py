@@ -12,7 +12,7 @@ import shlex
 import shutil
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import pytest
 
@@ -29,6 +29,7 @@ from rigcheck.reports.junit import open_junit
 from rigcheck.reports.location import make_run_dir, reports_root, run_name
 from rigcheck.reports.masking import masked, secrets_in
 from rigcheck.reports.outcome import DETAIL_CHARS, check_outcome, failure_message, with_warning
+from rigcheck.reports.run_lock import hold
 from rigcheck.reports.terminal import render
 from rigcheck.reports.unwritable import (
     REPORT_NOT_WRITTEN,
@@ -65,6 +66,7 @@ class ReportSession:
         self.final: dict[str, Any] | None = None
         self.session: pytest.Session | None = None
         self.write_error: ReportWriteError | None = None
+        self.lock: IO[str] | None = None  # the report folder's run lock (rigcheck.reports.run_lock)
         self.plan_lines: list[str] = []
 
     # -- deciding that this is a conformance run --------------------------------------------
@@ -110,15 +112,29 @@ class ReportSession:
         if chosen:
             path = Path(chosen).expanduser().resolve()
             claim(path)
+            self.lock = hold(path.parent, self._say)  # beside the other runs of that folder
             return path
         root = reports_root(self.config.rootpath)
         problem = root_problem(root)
         if problem:
             raise problem
         try:
+            root.mkdir(parents=True, exist_ok=True)
+            self.lock = hold(root, self._say)
             return make_run_dir(root, run_name(self.started_at))
         except OSError as exc:
             raise from_os_error(exc, root) from None
+
+    def release(self) -> None:
+        """Let the next run in this folder start (closing the file releases the flock)."""
+        if self.lock is not None:
+            self.lock.close()
+            self.lock = None
+
+    def _say(self, line: str) -> None:
+        terminal = self.config.pluginmanager.get_plugin("terminalreporter")
+        if terminal is not None:
+            terminal.write_line(line, yellow=True)
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         self.session = session
@@ -364,6 +380,8 @@ class ReportSession:
         shown = _relative(self.run_dir, self.config.invocation_params.dir)
         s = self.final["summary"]
         counts = f"{s['fail']} failed, {s['pass'] + s['warn']} passed, {s['skip']} not applicable"
+        if not s.get("measured"):  # a pass on facts alone says nothing of the machine's speed
+            counts += "; nothing measured"
         color = {"pass": "green", "warn": "yellow"}.get(self.verdict, "red")
         terminal.write_sep(
             "=",
