@@ -8,6 +8,7 @@ reports. The reports go to ./reports/<run>/ (or $RIGCHECK_REPORT_DIR, or --repor
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import sys
 from collections.abc import Sequence
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from rigcheck.check_args import parallel_problem, with_class
+from rigcheck.check_help import FULL_HELP, print_help
 from rigcheck.layout import CHECK_INI, ROOT_DIR, SUITES_DIR
 from rigcheck.reports.location import ROOT_ENV
 
@@ -50,6 +52,7 @@ def pytest_args(argv: Sequence[str]) -> list[str]:
     if args and not args[0].startswith("-"):
         args = with_class(args[0], args[1:])
     return [
+        *person_defaults(args),
         "-c",
         str(CHECK_INI),
         "--rootdir",
@@ -64,15 +67,28 @@ def pytest_args(argv: Sequence[str]) -> list[str]:
     ]
 
 
+def person_defaults(args: Sequence[str]) -> list[str]:
+    """A terminal a person reads: no file paths on progress lines (-q), each failure once, as
+    one line of rigcheck's table (--tb=no -rN: the full text is in report.html). -v (or any
+    option after these) brings pytest's own back."""
+    if any(a == "--verbose" or re.fullmatch(r"-v+", a) for a in args):
+        return []
+    return ["-q", "--tb=no", "-rN"]
+
+
 def run(argv: Sequence[str]) -> int:
     """Become `python -m pytest ...`: a fresh interpreter, so pytest rewrites rigcheck's
-    asserts and handles signals exactly as in a clone. Returns only on a usage error."""
+    asserts and handles signals exactly as in a clone. Returns only for a usage error or help."""
     problem = parallel_problem(argv)
     if problem:  # pytest's own form and code for a usage error
         print(f"ERROR: {problem}", file=sys.stderr)
         return USAGE_ERROR
-    if argv[:1] in (["-h"], ["--help"]):
+    if "-h" in argv or "--help" in argv:  # rigcheck's options, not pytest's 600 lines
+        rest = [a for a in argv if a not in ("-h", "--help")]
+        return print_help(USAGE, __doc__, [sys.executable, "-c", LAUNCHER, *pytest_args(rest)])
+    if FULL_HELP in argv:
         print(f"usage: {USAGE}\n\n{__doc__.strip()}\n\npytest's and rigcheck's options:")
+        argv = ["--help" if a == FULL_HELP else a for a in argv]
     # Reports land where the user is, not inside the installed package.
     os.environ.setdefault(ROOT_ENV, str(Path.cwd() / "reports"))
     os.environ[COMMAND_ENV] = shlex.join(["rigcheck", "check", *argv])
