@@ -390,7 +390,11 @@ class ReportSession:
         )
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if self.run_dir is not None or self.write_error is not None:
+        if (
+            self.run_dir is not None
+            or self.write_error is not None
+            or self.config.option.collectonly
+        ):
             return
         if self.deselected:
             option = self.config.option
