@@ -150,3 +150,22 @@ def test_a_really_full_disk(small_tmpfs, pytester, monkeypatch):
     [line] = ending(result)
     assert "No space left on device" in line
     assert not list(small_tmpfs.rglob(".*.json.*"))
+
+
+@pytest.fixture
+def read_only_folder(tmp_path):
+    where = tmp_path / "ro"
+    where.mkdir()
+    mount = ["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(where)]
+    if os.geteuid() != 0 or subprocess.run(mount, capture_output=True).returncode != 0:
+        pytest.skip("mounting a read-only tmpfs needs root with mount rights; /proc is used above")
+    yield where
+    subprocess.run(["umount", str(where)], check=True)
+
+
+def test_a_read_only_working_folder(read_only_folder, pytester, monkeypatch):
+    """Root writes anywhere a mode allows, but not on a read-only file system."""
+    result = run_facts(pytester, monkeypatch, read_only_folder / "reports")
+    assert result.ret == REPORT_NOT_WRITTEN
+    [line] = ending(result)
+    assert f"{read_only_folder}/reports: {read_only_folder} is not writable" in line
