@@ -166,16 +166,3 @@ def test_every_subcommand_has_help(name, capsys):
         main([name, "--help"])
     assert stop.value.code == 0
     assert "usage: rigcheck" in capsys.readouterr().out
-
-
-@pytest.mark.parametrize("vram", ["80", "80.0", "1024"])
-def test_fit_vram_without_a_unit_is_refused(vram, capsys):
-    with pytest.raises(SystemExit) as stop:
-        main(["fit", "--model", "llama-2-7b", "--method", "qlora", "--vram", vram])
-    assert stop.value.code == 2
-    assert f"{vram}GiB" in capsys.readouterr().err
-
-
-@pytest.mark.parametrize("vram", ["80GiB", "80GB", "85899345920"])
-def test_fit_vram_with_a_unit_or_a_byte_count_is_read(vram, capsys):
-    assert main(["fit", "--model", "llama-2-7b", "--method", "qlora", "--vram", vram]) == 0
