@@ -92,8 +92,11 @@ def parallel_pass_measures_nothing(request: pytest.FixtureRequest, monkeypatch):
     """On an xdist worker: the suites a test runs (in this process or a subprocess) see a user's
     environment, not xdist's (pytest-benchmark would switch itself off, the perf guard would
     refuse), and a live measurement outside SERIAL fails instead of timing beside another test."""
-    if not os.environ.get("PYTEST_XDIST_WORKER"):
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if not worker:
         return
+    if os.environ.get("RIGCHECK_REPORT_DIR"):  # a report folder each: no wait on its run lock
+        monkeypatch.setenv("RIGCHECK_REPORT_DIR", f"{os.environ['RIGCHECK_REPORT_DIR']}/{worker}")
     for name in XDIST_VARIABLES:
         monkeypatch.delenv(name, raising=False)
     if request.node.get_closest_marker("serial"):

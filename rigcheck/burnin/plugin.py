@@ -19,10 +19,12 @@ import pytest
 
 from rigcheck.burnin.limits import Limits, parse_duration
 from rigcheck.burnin.trace import FILE_NAME, BurnInError, load_trace, save_trace
+from rigcheck.progress import Phase, phase
 
 MARKER = "burn_in"
 STARTUP_S = 90.0  # beyond the duration: the child's torch import, CUDA start, a hung GPU's grace
 TIMING = pytest.StashKey[dict]()
+GIVEN_TRACE = pytest.StashKey[dict]()  # --burn-in-trace's trace, read once at configure time
 
 
 def _duration(text: str) -> float:
@@ -61,6 +63,11 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"--burn-in-trace={path}: no such file")
     if config.getoption("--burn-in") and path:
         raise pytest.UsageError("--burn-in and --burn-in-trace: load this machine, or judge a file")
+    if path:  # a file that is no trace is a usage error, said before anything is judged
+        try:
+            config.stash[GIVEN_TRACE] = load_trace(path)
+        except BurnInError as exc:
+            raise pytest.UsageError(f"--burn-in-trace: {exc}") from None
     config.stash[TIMING] = {}
 
 
@@ -102,7 +109,7 @@ def burn_in_trace(request, spec, burn_in_limits, tmp_path_factory) -> dict[str, 
     given = config.getoption("--burn-in-trace")
     try:
         if given:
-            trace = load_trace(given)
+            trace = config.stash[GIVEN_TRACE]  # read and checked at configure time
         else:
             trace = _record(config, spec, burn_in_limits, run_dir / FILE_NAME)
     except BurnInError as exc:
@@ -147,9 +154,9 @@ def _record(config: pytest.Config, spec, limits: Limits, out: Path) -> dict[str,
     )
     started = time.monotonic()
     try:
-        done = subprocess.run(
-            command, capture_output=True, text=True, timeout=duration + STARTUP_S, check=False
-        )
+        title = f"burn-in: every device under load for {duration:g} s"
+        with phase(config, title, duration) as shown:
+            done = _run_child(command, duration + STARTUP_S, shown)
     except subprocess.TimeoutExpired:
         raise BurnInError(
             f"the burn-in did not finish in {duration + STARTUP_S:.0f} s: a hung kernel or a "
@@ -162,6 +169,22 @@ def _record(config: pytest.Config, spec, limits: Limits, out: Path) -> dict[str,
         tail = (done.stderr or done.stdout).strip().splitlines()[-5:]
         raise BurnInError(f"the burn-in load failed (exit {done.returncode}): {' | '.join(tail)}")
     return load_trace(out)
+
+
+def _run_child(command: list[str], timeout: float, shown: Phase) -> subprocess.CompletedProcess:
+    """subprocess.run, redrawing the progress twice a second while the load runs."""
+    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + timeout
+    while True:
+        try:  # retrying communicate() after its timeout loses no output (subprocess docs)
+            out, err = child.communicate(timeout=min(0.5, max(deadline - time.monotonic(), 0)))
+            return subprocess.CompletedProcess(command, child.returncode, out, err)
+        except subprocess.TimeoutExpired:
+            if time.monotonic() >= deadline:
+                child.kill()
+                child.communicate()
+                raise
+            shown.advance()
 
 
 def _report_dir(config: pytest.Config) -> Path | None:

@@ -8,11 +8,14 @@ so the progress files can say which rank stopped answering.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -42,21 +45,60 @@ def torchrun_argv(nproc: int, report_dir: Path, worker_options: list[str]) -> li
 
 
 def run_collectives(
-    nproc: int, report_dir: Path, worker_options: list[str], timeout_s: float
+    nproc: int,
+    report_dir: Path,
+    worker_options: list[str],
+    timeout_s: float,
+    tick: Callable[[str], None] | None = None,
 ) -> CollectiveRun:
+    """The job; TICK (if given) gets the ranks' stages about twice a second while it runs."""
     report_dir.mkdir(parents=True, exist_ok=True)
-    launch = run_torchrun(torchrun_argv(nproc, report_dir, worker_options), report_dir, timeout_s)
+    argv = torchrun_argv(nproc, report_dir, worker_options)
+    launch = run_torchrun(argv, report_dir, timeout_s, tick)
     return load_run(report_dir, launch)
 
 
-def run_torchrun(argv: list[str], report_dir: Path, timeout_s: float) -> dict[str, Any]:
+def ranks_so_far(report_dir: Path) -> str:
+    """'rank 0 allreduce, rank 1 allgather': each rank's stage, from its progress file."""
+    stages = {}
+    for path in sorted((report_dir / "progress").glob("*.rank*.json")):
+        with contextlib.suppress(OSError, ValueError):
+            entry = json.loads(path.read_text())
+            stages[entry["rank"]] = entry["stage"]
+    if not stages:
+        return "waiting for the ranks"
+    return ", ".join(f"rank {rank} {stage}" for rank, stage in sorted(stages.items()))
+
+
+def _wait(proc: subprocess.Popen, timeout_s: float, tick: Callable[[], None] | None) -> None:
+    """proc.wait(timeout_s), calling TICK twice a second meanwhile."""
+    if tick is None:
+        proc.wait(timeout=timeout_s)
+        return
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            proc.wait(timeout=min(0.5, max(deadline - time.monotonic(), 0)))
+            return
+        except subprocess.TimeoutExpired:
+            if time.monotonic() >= deadline:
+                raise
+            tick()
+
+
+def run_torchrun(
+    argv: list[str],
+    report_dir: Path,
+    timeout_s: float,
+    tick: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
     log = report_dir / "torchrun.log"
     started = time.time()
     stopped_at = None
     with log.open("wb") as out:
         proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         try:
-            proc.wait(timeout=timeout_s)
+            _wait(proc, timeout_s, tick and (lambda: tick(ranks_so_far(report_dir))))
         except subprocess.TimeoutExpired:
             stopped_at = time.time()
             stop_group(proc)

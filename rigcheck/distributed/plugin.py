@@ -115,8 +115,12 @@ def collective_run(request, tmp_path_factory, spec, devices) -> CollectiveRun:
     if config.getoption("--collective-bytes"):
         options.append(f"--bytes={config.getoption('--collective-bytes')}")
     from rigcheck.distributed.launch import run_collectives
+    from rigcheck.progress import phase
 
-    return run_collectives(nproc, _report_dir(config, tmp_path_factory), options, watchdog)
+    where = _report_dir(config, tmp_path_factory)
+    title = f"collective job: {nproc} ranks over {'nccl' if gpu else 'gloo'}"
+    with phase(config, title) as shown:
+        return run_collectives(nproc, where, options, watchdog, tick=shown.advance)
 
 
 @pytest.fixture(scope="session")

@@ -38,7 +38,7 @@ def add_parser(subparsers: Any) -> None:
     fleet.add_argument(
         "--band", type=parse_noise, default=OUTLIER_BAND, metavar="FRACTION",
         help="an outlier is more than this below the fleet median, e.g. 10%% (default "
-        f"{OUTLIER_BAND:.0%}, SuperBench's rule)",
+        f"{OUTLIER_BAND * 100:.0f}%%, SuperBench's rule)",  # argparse formats help with %
     )  # fmt: skip
     fleet.add_argument(
         "--from-history", nargs="?", const="", metavar="URL",

@@ -163,7 +163,10 @@ class PerfCheck:
                 )
             except ReplayError as exc:
                 pytest.fail(str(exc), pytrace=False)
-        return run_live(entry, device, self.spec, self.benchmark if attempt == 0 else None)
+        from rigcheck.progress import phase
+
+        with phase(self.request.config, f"measuring {entry.key} on {device.label}"):
+            return run_live(entry, device, self.spec, self.benchmark if attempt == 0 else None)
 
     def _report(self, device, measurement, judgement, first) -> None:
         record(self.record_property, judgement)

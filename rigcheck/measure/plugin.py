@@ -41,6 +41,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "(fixtures/measurements/); pair it with --facts=SNAPSHOT",
     )
     group.addoption(
+        "--benchmark-table",
+        action="store_true",
+        help="print pytest-benchmark's timing table (shown anyway with -v or --benchmark-compare)",
+    )
+    group.addoption(
         "--record-measurements",
         metavar="FILE",
         help="write this run's measured figures to FILE, in the --replay-measurements format",
@@ -60,12 +65,20 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(str(exc)) from None
         config.option.benchmark_disable = True  # nothing is timed: nothing to store
     config.stash[PERF_SESSION] = session
+    if not _wants_benchmark_table(config):  # 210 columns of timings bury the verdict (issue 24)
+        config.option.benchmark_quiet = True
     # The perf fixture asks for `benchmark` in every check; a check that skips or fails
     # before timing anything leaves it unused, which pytest-benchmark would call a warning.
     config.addinivalue_line("filterwarnings", UNUSED_FIXTURE)
     named = _named_class(config)
     if named and not replay and _storage_is_default(config):
         config.option.benchmark_storage = _storage_for(config, named)
+
+
+def _wants_benchmark_table(config: pytest.Config) -> bool:
+    """-v, --benchmark-table, or a comparison (the table is where it shows)."""
+    compare = getattr(config.option, "benchmark_compare", None)
+    return bool(config.option.verbose > 0 or config.getoption("--benchmark-table") or compare)
 
 
 def _named_class(config: pytest.Config) -> str | None:
@@ -100,6 +113,25 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         rest = [i for i in items if i not in chosen]
         items[:] = rest + sorted(perf_items, key=_perf_rank)
         _point_storage_at_detected_class(config)
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """`--benchmark-compare=ID` naming no stored run is a usage error, said before anything is
+    collected or judged and no report written (pytest-benchmark only warns, after the verdict)."""
+    config = session.config
+    bench = getattr(config, "_benchmarksession", None)
+    if bench is None or config.getoption("--replay-measurements"):
+        return
+    if not bench.compare or bench.compare is True:  # none, or the latest run (may be none yet)
+        return
+    _point_storage_at_detected_class(config)  # the detected class's storage, not the default
+    if bench.compared_mapping:
+        return
+    raise pytest.UsageError(
+        f"--benchmark-compare={bench.compare}: no stored run matches it in {bench.storage}. "
+        "Leave the value out to compare with the latest run, or list the stored runs with "
+        "`pytest-benchmark list`"
+    )
 
 
 def _perf_rank(item: pytest.Item) -> int:

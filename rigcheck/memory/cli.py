@@ -62,10 +62,17 @@ def parse_count(text: str) -> int:
     return int(value)
 
 
+SMALLEST_BARE_SIZE = 2**20  # a bare number below 1 MiB is no device's memory in bytes
+
+
 def _positive_size(text: str) -> int:
     size = parse_size(text)
     if size < 1:
         raise ConfigError(f"{text!r}: a device's memory is a size above 0, e.g. 80GiB")
+    if size < SMALLEST_BARE_SIZE and not any(c.isalpha() for c in str(text)):  # `--vram 80`: GiB?
+        raise ConfigError(
+            f"{text!r} would be {size} bytes: give the unit, e.g. {text}GiB or {text}GB"
+        )
     return size
 
 

@@ -101,7 +101,18 @@ def overall_verdict(checks: list[dict[str, Any]], partial: bool) -> str:
 
 def summarize(checks: list[dict[str, Any]], selected: int) -> dict[str, int]:
     counts = Counter(c["outcome"] for c in checks)
-    return {"selected": selected, "done": len(checks), **{o: counts[o] for o in OUTCOMES}}
+    return {
+        "selected": selected,
+        "done": len(checks),
+        **{o: counts[o] for o in OUTCOMES},
+        "measured": measured_count(checks),
+    }
+
+
+def measured_count(checks: list[dict[str, Any]]) -> int:
+    """How many figures were judged on a value (timed, or replayed): 0 for a facts-only run,
+    which its verdict must not let pass for a check of the machine's speed (issue 24)."""
+    return sum(1 for c in checks for f in c.get("figures") or [] if f.get("measured") is not None)
 
 
 def class_entry(target: Any) -> dict[str, Any]:
@@ -204,9 +215,24 @@ def write_atomic(path: Path, text: str) -> None:
     with tempfile.NamedTemporaryFile(
         "w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.", delete=False
     ) as tmp:
-        tmp.write(text)
+        try:
+            tmp.write(text)
+            tmp.flush()  # a full disk fails here, inside the try, not at close
+        except BaseException:
+            _discard(tmp)
+            raise
     os.chmod(tmp.name, 0o644)  # a report is for reading: not the 0600 of a temporary file
     os.replace(tmp.name, path)
+
+
+def _discard(tmp: Any) -> None:
+    """Remove a temporary file that could not be written: nothing half-written is left."""
+    try:
+        tmp.close()  # flushes what is buffered: fails again on a full disk
+    except OSError:
+        pass
+    finally:
+        os.unlink(tmp.name)
 
 
 def write_certificate(path: Path, certificate: dict[str, Any]) -> None:

@@ -9,7 +9,17 @@ from typing import Any
 
 from rigcheck.paths import output_problem
 from rigcheck.reports.certificate import CertificateError, certificate_path, load_certificate
-from rigcheck.reports.diff import DEFAULT_NOISE, FACT, FIGURE, RUN, VERDICT, Change, compare
+from rigcheck.reports.diff import (
+    DEFAULT_NOISE,
+    FACT,
+    FIGURE,
+    RUN,
+    STILL_PASSES,
+    VERDICT,
+    Change,
+    compare,
+    different_classes,
+)
 
 TITLES = {RUN: "Run", FACT: "Facts", FIGURE: "Figures", VERDICT: "Verdicts"}
 
@@ -61,14 +71,25 @@ def run_diff(args: argparse.Namespace) -> int:
     changes = compare(a, b, args.noise)
     console = Console()
     console.print(f"A: {_describe(a, args.a)}\nB: {_describe(b, args.b)}")
+    classes = different_classes(a, b)
+    if classes:
+        console.print(
+            f"[red]A and B are runs of different classes ({classes}): their checks and figures "
+            "do not compare; diff two runs of one class[/red]"
+        )
     shown = changes if args.all else [c for c in changes if c.matters]
     for kind, title in TITLES.items():
         rows = [c for c in shown if c.kind == kind]
         if rows:
             console.print(_table(title, rows))
-    quiet = len(changes) - len(shown)
-    if quiet:
-        console.print(f"[dim]{quiet} figures moved within their noise (--all lists them)[/dim]")
+    quiet = [c for c in changes if c not in shown]
+    passing = sum(STILL_PASSES in c.note for c in quiet)
+    if len(quiet) > passing:
+        console.print(
+            f"[dim]{len(quiet) - passing} figures moved within their noise (--all lists them)[/dim]"
+        )
+    if passing:
+        console.print(f"[dim]{passing} figures fell but still pass (--all lists them)[/dim]")
     matters = [c for c in changes if c.matters]
     better = [c for c in matters if c.better]
     if not matters:

@@ -3,6 +3,11 @@
 Noise: a figure moved when it changed by more than its noise, relative to A. The noise is the
 figure's own `noise` when the certificate records one (the measurement's spread), else 5%:
 the spread between healthy GPUs of one node and between runs (see reference/anchors.md #5).
+
+A figure that fell but is still judged a pass in B (inside the spec's warning band of the
+achievable figure, or above it) is listed, not counted: two healthy runs of one machine differ
+by nothing a user should act on (issue 24). `--benchmark-compare-fail` is the gate for drops
+between image versions that still pass.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rigcheck.reports.certificate import flatten
+from rigcheck.verdict import PASS
 
 DEFAULT_NOISE = 0.05
 # Facts that change from one minute to the next on a healthy machine: not a difference.
@@ -27,7 +33,12 @@ VOLATILE_FACTS = (
     "devices.*.processes",
     "devices.*.throttle_reasons",
     "smoke.*.max_rel_err",
+    # Since boot, and the kernel log read over it: every run sees a later time.
+    "kernel_log.uptime_s",
+    "*.uptime_s",
+    "host.load_average*",
 )
+STILL_PASSES = "still a pass in B"
 FACT, FIGURE, VERDICT, RUN = "fact", "figure", "verdict", "run"
 
 
@@ -117,7 +128,23 @@ def _moved(name: str, old: dict[str, Any], new: dict[str, Any], noise: float | N
         return Change(FIGURE, name, f"{x:,.1f} {unit}", f"{y:,.1f} {unit}", note, False)
     note = f"{change:+.1%} ({direction}; noise ±{band:.0%})"
     better = (change < 0) if unit in LOWER_IS_BETTER_UNITS else (change > 0)
+    if not better and _still_passes(new):  # inside the warning band: nothing to act on
+        note = f"{note}, {STILL_PASSES}"
+        return Change(FIGURE, name, f"{x:,.1f} {unit}", f"{y:,.1f} {unit}", note, False)
     return Change(FIGURE, name, f"{x:,.1f} {unit}", f"{y:,.1f} {unit}", note, better=better)
+
+
+def _still_passes(entry: dict[str, Any]) -> bool:
+    """B judged the figure a pass, and its value agrees (a figure below its floor never does)."""
+    floor, measured = entry.get("floor"), entry.get("measured")
+    above_floor = floor is None or (measured is not None and measured >= floor)
+    return entry.get("verdict") == PASS and above_floor
+
+
+def different_classes(a: dict[str, Any], b: dict[str, Any]) -> str | None:
+    """'cpu and h100' when A and B checked different classes: their figures do not compare."""
+    names = a["class"].get("name"), b["class"].get("name")
+    return None if names[0] == names[1] else f"{names[0]} and {names[1]}"
 
 
 def verdict_changes(a: dict[str, Any], b: dict[str, Any]) -> list[Change]:

@@ -70,5 +70,6 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     session = config.stash.get(SESSION_KEY, None)
     if session is not None:
         session.print_verdict()  # last, after pytest's own summary: the run ends with it
+        session.release()
         config.pluginmanager.unregister(session)
         del config.stash[SESSION_KEY]

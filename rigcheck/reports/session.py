@@ -12,7 +12,7 @@ import shlex
 import shutil
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import pytest
 
@@ -29,7 +29,15 @@ from rigcheck.reports.junit import open_junit
 from rigcheck.reports.location import make_run_dir, reports_root, run_name
 from rigcheck.reports.masking import masked, secrets_in
 from rigcheck.reports.outcome import DETAIL_CHARS, check_outcome, failure_message, with_warning
+from rigcheck.reports.run_lock import hold
 from rigcheck.reports.terminal import render
+from rigcheck.reports.unwritable import (
+    REPORT_NOT_WRITTEN,
+    ReportWriteError,
+    from_os_error,
+    remove_if_unreadable,
+    root_problem,
+)
 from rigcheck.verdict import FAIL
 
 JUNIT, HTML, BENCHMARK = "junit.xml", "report.html", "benchmark.json"
@@ -56,6 +64,9 @@ class ReportSession:
         self.verdict: str | None = None
         self.regressions: list[dict[str, str]] = []
         self.final: dict[str, Any] | None = None
+        self.session: pytest.Session | None = None
+        self.write_error: ReportWriteError | None = None
+        self.lock: IO[str] | None = None  # the report folder's run lock (rigcheck.reports.run_lock)
         self.plan_lines: list[str] = []
         self.history_lines: list[tuple[str, str]] = []  # (colour, text), after the run
 
@@ -87,17 +98,57 @@ class ReportSession:
         self.selected = [e["id"] for e in self.collect_errors] + suite_ids
         self.selected_ids = set(self.selected)
         self.checks = list(self.collect_errors)
-        self.run_dir = self._make_run_dir()
+        try:
+            self.run_dir = self._make_run_dir()
+        except ReportWriteError as exc:
+            return self._cannot_write(exc, after=None)
         self.owns_junit = open_junit(self.config, self.run_dir / JUNIT)
-        self._write()
+        try:
+            self._write()
+        except ReportWriteError as exc:
+            self._cannot_write(exc, after=None)
 
     def _make_run_dir(self) -> Path:
         chosen = self.config.getoption("report_dir")
         if chosen:
             path = Path(chosen).expanduser().resolve()
             claim(path)
+            self.lock = hold(path.parent, self._say)  # beside the other runs of that folder
             return path
-        return make_run_dir(reports_root(self.config.rootpath), run_name(self.started_at))
+        root = reports_root(self.config.rootpath)
+        problem = root_problem(root)
+        if problem:
+            raise problem
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+            self.lock = hold(root, self._say)
+            return make_run_dir(root, run_name(self.started_at))
+        except OSError as exc:
+            raise from_os_error(exc, root) from None
+
+    def release(self) -> None:
+        """Let the next run in this folder start (closing the file releases the flock)."""
+        if self.lock is not None:
+            self.lock.close()
+            self.lock = None
+
+    def _say(self, line: str) -> None:
+        terminal = self.config.pluginmanager.get_plugin("terminalreporter")
+        if terminal is not None:
+            terminal.write_line(line, yellow=True)
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self.session = session
+
+    def _cannot_write(self, exc: ReportWriteError, after: str | None) -> None:
+        """The reports cannot be written: no check after AFTER (a node id; None: no check at
+        all) runs. The items are cut, not the session stopped: pytest would call that an
+        interruption, and this ends in one line of its own (exit 6)."""
+        self.write_error = exc
+        self._write_nothing_more()
+        items = self.session.items if self.session is not None else []
+        ids = [item.nodeid for item in items]
+        del items[ids.index(after) + 1 if after in ids else 0 :]
 
     # -- recording checks ---------------------------------------------------------------------
 
@@ -127,7 +178,10 @@ class ReportSession:
             self.checks.append(check)
             self.done[check["id"]] = check
             self.current = None
-            self._write()
+            try:
+                self._write()
+            except ReportWriteError as exc:
+                self._cannot_write(exc, after=report.nodeid)
 
     def _note_plan(self, report: pytest.TestReport) -> None:
         """A passing --plan's headroom, for the last screen (the check records it as junit
@@ -179,6 +233,8 @@ class ReportSession:
     # -- the end of the run ---------------------------------------------------------------------
 
     def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo) -> None:
+        if self.write_error is not None:  # the run stopped itself: no report to write
+            return
         self.interrupted = interrupt_reason(excinfo)
         terminal = self.config.pluginmanager.get_plugin("terminalreporter")
         if terminal is not None and issubclass(excinfo.type, KeyboardInterrupt):
@@ -190,8 +246,15 @@ class ReportSession:
 
     def finish(self, session: pytest.Session, exitstatus: int) -> None:
         """The final certificate and page (rigcheck.reports.plugin calls it at sessionfinish)."""
-        if self.run_dir is None:
-            return
+        if self.write_error is None and self.run_dir is not None:
+            try:
+                self._finish(session, exitstatus)
+            except ReportWriteError as exc:
+                self.write_error, self.final = exc, None
+        if self.write_error is not None:
+            session.exitstatus = REPORT_NOT_WRITTEN
+
+    def _finish(self, session: pytest.Session, exitstatus: int) -> None:
         regressions = take_regressions(self.config)
         if regressions and exitstatus == 0:  # a regression fails the run, as the docs say
             session.exitstatus = exitstatus = 1
@@ -200,7 +263,10 @@ class ReportSession:
         if reason and exitstatus == pytest.ExitCode.INTERNAL_ERROR:
             reason = f"crashed: internal error in pytest or a plugin, {reason}"
         final = self._write(exitstatus, reason)
-        write_html(self.run_dir / HTML, final)
+        try:
+            write_html(self.run_dir / HTML, final)
+        except OSError as exc:
+            raise from_os_error(exc, self.run_dir / HTML) from None
         self.final = final
         self.history_lines = self._remember(final)
 
@@ -215,13 +281,34 @@ class ReportSession:
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int):
-        """Before pytest-benchmark saves: benchmark.json goes into the run folder."""
-        if self.run_dir is not None:
+        """Before pytest-benchmark saves: benchmark.json goes into the run folder. A report
+        that cannot be written there (junit.xml, benchmark.json) ends the run with exit 6."""
+        if self.write_error is None and self.run_dir is not None:
             self._point_benchmark_json()
-        result = yield
+        try:
+            result = yield
+        except OSError as exc:
+            self.write_error = self.write_error or from_os_error(exc, self.run_dir or Path("."))
+            session.exitstatus = REPORT_NOT_WRITTEN
+            result = None
         if self.owns_junit and self.run_dir is not None:
-            self._mask_junit()
+            if self.write_error is not None:
+                remove_if_unreadable(self.run_dir / JUNIT)
+            else:
+                self._mask_junit()
         return result
+
+    def _write_nothing_more(self) -> None:
+        """The reports cannot be written: junit.xml and pytest-benchmark's files are not tried."""
+        from _pytest.junitxml import xml_key
+
+        xml = self.config.stash.get(xml_key, None)
+        if self.owns_junit and xml is not None:
+            self.config.pluginmanager.unregister(xml)
+            del self.config.stash[xml_key]
+        bench = getattr(self.config, "_benchmarksession", None)
+        if bench is not None:
+            bench.json = bench.save = bench.autosave = None
 
     def _final_partial_reason(self, session: pytest.Session) -> str | None:
         done, total = len(self.checks), len(self.selected)
@@ -250,7 +337,10 @@ class ReportSession:
             unmask=self.config.getoption("unmask_serials"),
             regressions=self.regressions,
         )
-        cert.write_certificate(self.run_dir / cert.FILE_NAME, certificate)
+        try:
+            cert.write_certificate(self.run_dir / cert.FILE_NAME, certificate)
+        except OSError as exc:
+            raise from_os_error(exc, self.run_dir / cert.FILE_NAME) from None
         self.verdict = certificate["verdict"]
         return certificate
 
@@ -284,6 +374,9 @@ class ReportSession:
     def print_verdict(self) -> None:
         """The run's last screen, after pytest's own counts: failures table, then the verdict."""
         terminal = self.config.pluginmanager.get_plugin("terminalreporter")
+        if self.write_error is not None and terminal is not None:
+            terminal.write_line(self.write_error.line(), red=True, bold=True)
+            return
         if self.run_dir is None or self.final is None or terminal is None:
             return
         width = shutil.get_terminal_size().columns
@@ -300,6 +393,8 @@ class ReportSession:
         shown = _relative(self.run_dir, self.config.invocation_params.dir)
         s = self.final["summary"]
         counts = f"{s['fail']} failed, {s['pass'] + s['warn']} passed, {s['skip']} not applicable"
+        if not s.get("measured"):  # a pass on facts alone says nothing of the machine's speed
+            counts += "; nothing measured"
         color = {"pass": "green", "warn": "yellow"}.get(self.verdict, "red")
         # "verdict INCOMPLETE: stopped: ...", not "INCOMPLETE: incomplete: stopped: ..."
         root = (self.final.get("root_cause") or "").removeprefix(f"{self.verdict}: ")
@@ -311,7 +406,11 @@ class ReportSession:
         )
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if self.run_dir is not None:
+        if (
+            self.run_dir is not None
+            or self.write_error is not None
+            or self.config.option.collectonly
+        ):
             return
         if self.deselected:
             option = self.config.option

@@ -2,7 +2,8 @@
 
 When the machine is the wrong product, or torch is unusable, the checks that depend on it fail
 too; they are listed once, as "not judged: test_X failed", under the check that explains them.
-`-v` lists every check instead of the failures only.
+`-v` lists every check instead of the failures only. Without -v each failure is one line, cut
+to the terminal's width: the full text is in report.html and certificate.json (issue 24).
 """
 
 from __future__ import annotations
@@ -62,24 +63,52 @@ def render(certificate: dict[str, Any], verbose: bool, width: int, color: bool) 
         listed = shown + [c for c in checks if c["outcome"] != FAIL]
         console.print(_table("every check", listed, explained, all_checks=True))
     elif shown:
-        console.print(_table("what failed, root cause first", shown, explained))
+        table = _table("what failed, root cause first", shown, explained, one_line=max(width, 60))
+        console.print(table)
     return out.getvalue()
 
 
-def _table(title: str, checks: list[dict], explained: dict[str, list[dict]], all_checks=False):
+def _table(
+    title: str,
+    checks: list[dict],
+    explained: dict[str, list[dict]],
+    all_checks: bool = False,
+    one_line: int = 0,
+):
+    """ONE_LINE: the terminal's width, each row cut to it; 0: rows wrap to show every word."""
     from rich import box
     from rich.markup import escape
     from rich.table import Table
 
     figures = any(c.get("figures") for c in checks)  # measured/expected only where measured
-    table = Table(title=f"rigcheck: {title}", title_justify="left", box=box.SIMPLE_HEAD)
+    caption = "one line each: the full text is in report.html (-v prints it here)"
+    table = Table(
+        title=f"rigcheck: {title}",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        caption=caption if one_line else None,
+        caption_justify="left",
+    )
     columns = ["check", "measured", "expected"] if figures else ["check"]
-    for column in [*columns, "what it says / what to do"]:
-        table.add_column(column, overflow="fold")
+    cells = [[c["name"], *(_figures(c) if figures else ())] for c in checks]
+    widths = [
+        max([len(column), *(len(row[i]) for row in cells)]) for i, column in enumerate(columns)
+    ]
+    # One line: names and figures whole, the message cut to what is left (cell padding 2 each).
+    room = max(8, one_line - sum(widths) - 2 * (len(columns) + 1) - 2)
+    for column, width in zip(columns, widths, strict=True):
+        table.add_column(column, overflow="fold", min_width=width if one_line else None)
+    table.add_column(
+        "what it says / what to do",
+        overflow="ellipsis" if one_line else "fold",
+        no_wrap=bool(one_line),
+        width=room if one_line else None,
+    )
 
     def row(name: str, message: str, check: dict | None = None, style: str | None = None):
         cells = [escape(name), *(_figures(check or {}) if figures else ())]
-        table.add_row(*cells, escape(_short(message)), style=style)
+        text = _short(message, room if one_line else MAX_MESSAGE)
+        table.add_row(*cells, escape(text), style=style)
 
     for check in checks:
         style = {"fail": "red", "warn": "yellow", "skip": "dim", "xfail": "dim"}
@@ -113,6 +142,6 @@ def _figures(check: dict[str, Any]) -> tuple[str, str]:
     )
 
 
-def _short(text: str) -> str:
+def _short(text: str, limit: int = MAX_MESSAGE) -> str:
     text = " ".join(text.split())
-    return text if len(text) <= MAX_MESSAGE else text[: MAX_MESSAGE - 1] + "…"
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -597,3 +597,23 @@ def test_the_activations_note_is_a_line_of_its_own(capsys) -> None:
     assert "note: activations not modelled: --params gives no shapes; use --model" in (
         text.splitlines()
     )
+
+
+# --- a bare number is bytes: one that small is a missing unit (issue 24) ----------------------
+
+
+@pytest.mark.parametrize("vram", ["80", "80.0", "1024", str(2**20 - 1)])
+def test_a_bare_number_too_small_for_a_device_asks_for_its_unit(capsys, vram) -> None:
+    err = usage_error(capsys, *GPT2, "--vram", vram)
+    assert err == (
+        f"rigcheck fit: error: argument --vram: '{vram}' would be {int(float(vram))} bytes: give "
+        f"the unit, e.g. {vram}GiB or {vram}GB (see rigcheck fit --help)\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "vram, size", [(str(2**20), 2**20), ("85899345920", 80 * GiB), ("512KiB", 512 * 1024)]
+)
+def test_a_byte_count_of_a_mebibyte_or_a_small_size_with_its_unit_is_read(capsys, vram, size):
+    _, report = fit(capsys, *GPT2, "--vram", vram)
+    assert report["device_bytes"] == size

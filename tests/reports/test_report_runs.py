@@ -84,10 +84,11 @@ def test_a_measured_warning_and_an_emitted_warning_make_warn(tmp_path, cpu_snaps
 
 
 def run_folders(root) -> list[str]:
-    """The run folders under a report root (benchmarks/ is pytest-benchmark's storage)."""
+    """The run folders under a report root (benchmarks/ is pytest-benchmark's storage, the lock
+    file rigcheck.reports.run_lock's)."""
     if not root.exists():
         return []
-    return sorted(p.name for p in root.iterdir() if p.name != "benchmarks")
+    return sorted(p.name for p in root.iterdir() if p.name not in ("benchmarks", ".rigcheck.lock"))
 
 
 def start_paused_run(tmp_path, cpu_snapshot, pause_at: int):
