@@ -113,8 +113,8 @@ def test_parse_tier_names_the_tiers():
 
 def test_rigcheck_check_takes_the_class_after_the_tier():
     args = pytest_args(["--tier", "quick", "h100", "-q"])
-    assert args[-5:] == ["-m", "h100", "--tier", "quick", "-q"]
-    assert pytest_args(["--tier=standard", "cpu"])[-3:] == ["-m", "cpu", "--tier=standard"]
+    assert args[-5:] == ["--tier", "quick", "-m", "h100", "-q"]
+    assert pytest_args(["--tier=standard", "cpu"])[-3:] == ["--tier=standard", "-m", "cpu"]
     assert pytest_args(["cpu", "--tier", "quick"])[-4:] == ["-m", "cpu", "--tier", "quick"]
 
 
