@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from rigcheck.facts.probe import error_record, guarded, is_error
+from rigcheck.facts.rdma_counters import port_counters
 
 ROOT = Path("/")
 PCI_ADDRESS = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
@@ -74,6 +75,7 @@ def _port(path: Path) -> dict[str, Any]:
         "rate": rate,
         "rate_gbps": guarded(lambda: parse_rate(rate)),
         "link_layer": guarded(lambda: _read(path / "link_layer")),
+        "counters": guarded(lambda: port_counters(path)),  # rigcheck/facts/rdma_counters.py
     }
 
 

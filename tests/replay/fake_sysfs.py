@@ -39,6 +39,7 @@ def build_node(
     open_module: bool = False,
     kernel: str = "5.15.0-105-generic",
     ethernet_vf: bool = True,  # the VM's accelerated-networking Ethernet NIC, never counted
+    counters: dict[int, dict[str, str]] | None = None,  # NIC index -> counter file -> text
 ) -> Path:
     half = max(1, len(gpu_bus_ids) // 2)
     for i, bus_id in enumerate(gpu_bus_ids):  # root port, switch upstream, downstream port
@@ -64,9 +65,11 @@ def build_node(
             rate,
             "InfiniBand",
         )
+        _counters(root / f"sys/class/infiniband/mlx5_{i}/ports/1", (counters or {}).get(i, {}))
     if ethernet_vf:
         _nic(root, f"mlx5_{count}", ["0000:00:1f.0"], "0000:e0:00.0", 0, "4: ACTIVE", "5: LinkUp",
              "100 Gb/sec (2X HDR)", "Ethernet")  # fmt: skip
+        _counters(root / f"sys/class/infiniband/mlx5_{count}/ports/1", {})
     if peermem:
         (root / "sys/module/nvidia_peermem").mkdir(parents=True)
     flavour = "Open Kernel Module" if open_module else "Kernel Module"
@@ -76,6 +79,19 @@ def build_node(
     )
     _write(root / "proc/sys/kernel/osrelease", kernel)
     return root
+
+
+# A healthy ConnectX port's error counters: all 0, as the real mlx5_0 in prometheus/procfs's
+# sysfs fixture (testdata/fixtures.ttar); fixtures/fabric/counters/procfs-healthy.txt has it.
+HEALTHY_COUNTERS = dict.fromkeys(
+    ("symbol_error", "link_error_recovery", "link_downed", "port_rcv_errors",
+     "port_xmit_discards", "local_link_integrity_errors", "excessive_buffer_overrun_errors",
+     "VL15_dropped"), "0")  # fmt: skip
+
+
+def _counters(port: Path, changed: dict[str, str]) -> None:
+    for name, text in {**HEALTHY_COUNTERS, **changed}.items():
+        _write(port / "counters" / name, text)
 
 
 def _nic(root, name, bridges, bus_id, numa, state, phys, rate, layer) -> None:
