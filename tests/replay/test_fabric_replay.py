@@ -48,6 +48,7 @@ def test_the_probe_reads_ports_placement_and_gpudirect(h100_node, tmp_path):
     assert names == [f"mlx5_{i}" for i in range(9)]  # 8 IB NICs and the Ethernet VF
     nic = fabric["rdma_devices"][3]
     counters = nic["ports"][0].pop("counters")  # tests/rdma judge them
+    assert nic["ports"][0].pop("gids") == []  # an IB port's GIDs are not read (RoCE only)
     assert nic["ports"] == [
         {"port": 1, "state": "ACTIVE", "phys_state": "LinkUp", "rate": "400 Gb/sec (4X NDR)",
          "rate_gbps": 400.0, "link_layer": "InfiniBand"},
