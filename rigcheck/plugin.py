@@ -27,6 +27,7 @@ pytest_plugins = [
     "rigcheck.burnin.plugin",
     "rigcheck.check_crash",
     "rigcheck.facts.fabric_plugin",
+    "rigcheck.rdma.plugin",
 ]
 
 SUITE_MARKERS = {
