@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from rigcheck.distributed.pair_verdict import PairResult, judge_pairs
+from rigcheck.rdma.counter_verdict import judge_change
 from rigcheck.rdma.perftest_run import RdmaRun
 
 BAND = 0.10  # as the NCCL pairs and `rigcheck fleet` (SuperBench's rule)
@@ -83,3 +84,30 @@ def figure(expected: dict[str, Any] | None, gpudirect: bool) -> tuple[float | No
     perftest = (expected or {}).get("perftest") or {}
     key = "gdr_write_bw_gbps" if gpudirect else "write_bw_gbps"
     return perftest.get(key), perftest.get("source", "")
+
+
+def flap_findings(run: RdmaRun) -> tuple[list[str], list[str]]:
+    """(failures, warnings): the measured port's counters on the client node, before and after
+    its pair's traffic (rigcheck/rdma/counter_verdict.py's rules: any link down or retrain
+    fails). A pair file without counters cannot show a flap: it is named."""
+    failures: list[str] = []
+    warnings: list[str] = []
+    for (r, a, b, port), entry in sorted(run.pairs.items()):
+        where = f"round {r} {run.name(a)} <-> {run.name(b)}"
+        sampled = entry.get("counters")
+        if not isinstance(sampled, dict):
+            failures.append(f"{where} on {port}: no port counters recorded")
+            continue
+        key = port.replace(":", "/")
+        during = f"traffic of {where}"
+        f, w = judge_change(_only(sampled["before"], key), _only(sampled["after"], key), during)
+        failures += [f"{run.name(b)} {line}" for line in f]
+        warnings += [f"{run.name(b)} {line}" for line in w]
+    return failures, warnings
+
+
+def _only(sample: Any, key: str) -> Any:
+    """The sample cut down to one port (an error record stays one)."""
+    if not isinstance(sample, dict) or "ports" not in sample:
+        return sample
+    return {**sample, "ports": {k: v for k, v in sample["ports"].items() if k == key}}

@@ -5,9 +5,16 @@ Judged by rigcheck/rdma/perftest_verdict.py against the fabric spec's perftest f
 (--fabric FILE or the class's expect.fabric) and the fleet's own reference.
 """
 
+import warnings
+
 import pytest
 
-from rigcheck.rdma.perftest_verdict import bandwidth_findings, figure, latency_findings
+from rigcheck.rdma.perftest_verdict import (
+    bandwidth_findings,
+    figure,
+    flap_findings,
+    latency_findings,
+)
 
 pytestmark = pytest.mark.distributed
 
@@ -49,4 +56,17 @@ def test_rdma_read_latency(request, spec, rdma_run):
     assert not findings, (
         f"RDMA read latency: {'; '.join(findings)} ({perftest['source']}). A high tail on one "
         "link: congestion or a link retraining; compare its port counters."
+    )
+
+
+def test_no_rdma_link_flap_during_pairs(rdma_run):
+    if not any("counters" in entry for entry in rdma_run.pairs.values()):
+        pytest.skip("this RDMA pair run recorded no port counters (written by an older rigcheck)")
+    failures, warned = flap_findings(rdma_run)
+    if warned:
+        warnings.warn(f"RDMA errors during the pair run: {'; '.join(warned)}", stacklevel=1)
+    assert not failures, (
+        f"RDMA links during the pair run: {'; '.join(failures)}. A link that goes down or "
+        "retrains under traffic stalls every collective that crosses it: reseat or replace the "
+        "cable or transceiver of that port."
     )

@@ -17,8 +17,9 @@ RUN_ID = "replay-1"
 
 
 def write_run(root: Path, nodes: int = 4, ports: int = 2, bw: float = 392.0, slow=None,
-              lat=None, gpudirect: bool = True, drop=()) -> Path:  # fmt: skip
-    """slow: {(a, b, port): Gb/s} or {(node, None, port): Gb/s}; lat: {(a, b, port): p99 us}."""
+              lat=None, gpudirect: bool = True, drop=(), flaps=()) -> Path:  # fmt: skip
+    """slow: {(a, b, port): Gb/s} or {(node, None, port): Gb/s}; lat: {(a, b, port): p99 us};
+    flaps: (round, a, b, port) whose link went down once during the pair's traffic."""
     names = [f"mlx5_{i}:1" for i in range(ports)]
     rounds = [[list(p) for p in r.pairs] for r in pair_schedule(nodes)]
     hosts = [{"host": f"gpu-node-{n:02d}", "ports": names} for n in range(nodes)]
@@ -40,6 +41,19 @@ def write_run(root: Path, nodes: int = 4, ports: int = 2, bw: float = 392.0, slo
                 entry = {"schema": PAIR_SCHEMA, "run_id": RUN_ID, "round": index,
                          "nodes": [a, b], "port": port,
                          "write_bw": {**write, "bw_avg_gbps": rate},
-                         "read_lat": {**read, "p99_us": p99}}  # fmt: skip
+                         "read_lat": {**read, "p99_us": p99},
+                         "counters": counters(port, (index, a, b, port) in flaps)}  # fmt: skip
                 (root / "pairs" / pair_file_name(index, a, b, port)).write_text(json.dumps(entry))
     return root
+
+
+def counters(port: str, flapped: bool) -> dict:
+    """The client's port counters before and after: all 0 (as a healthy port in prometheus/procfs's
+    sysfs fixture), link_downed 1 after where the test replays a flap."""
+
+    def sample(downed: int) -> dict:
+        block = {"counters": {"symbol_error": 0, "link_downed": downed, "link_error_recovery": 0,
+                              "port_rcv_errors": 0}, "hw_counters": None}  # fmt: skip
+        return {"t": 0.0, "ports": {port.replace(":", "/"): block}}
+
+    return {"before": sample(0), "after": sample(1 if flapped else 0)}

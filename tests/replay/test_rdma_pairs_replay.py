@@ -13,7 +13,7 @@ from rigcheck.spec import load_spec
 
 SPEC = Path(__file__).resolve().parents[2] / "docs/fabric/dgx-h100.json"  # 380 Gb/s, 4.2 us
 CHECKS = {"test_every_rdma_pair_measured", "test_no_slow_rdma_port_node_or_link",
-          "test_rdma_read_latency"}  # fmt: skip
+          "test_rdma_read_latency", "test_no_rdma_link_flap_during_pairs"}  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +28,7 @@ def judge(replay, snapshot, run_dir):
 
 def test_a_healthy_fleet_passes(replay, h100_node, tmp_path):
     result = judge(replay, h100_node, write_run(tmp_path))
-    assert result.ret == 0 and "3 passed" in result.output, result.describe()
+    assert result.ret == 0 and "4 passed" in result.output, result.describe()
 
 
 CASES = {
@@ -44,6 +44,9 @@ CASES = {
                      "round 1 gpu-node-00 <-> gpu-node-03 on mlx5_1:1: no result"),
     "latency_tail": ({"lat": {(1, 2, "mlx5_0:1"): 9.5}}, "test_rdma_read_latency",
                      "gpu-node-01 <-> gpu-node-02 on mlx5_0:1 (round 1): p99 9.50 us, above 4.2"),
+    "link_flap": ({"flaps": {(2, 0, 2, "mlx5_1:1")}}, "test_no_rdma_link_flap_during_pairs",
+                  "gpu-node-02 mlx5_1 port 1: the link went down 1 time(s) during the traffic "
+                  "of round 2 gpu-node-00 <-> gpu-node-02"),
 }  # fmt: skip
 
 
@@ -57,7 +60,7 @@ def test_a_fault_fails_at_its_check_naming_it(replay, h100_node, tmp_path, case)
 
 def test_without_a_run_the_checks_skip_saying_how(replay, h100_node):
     result = replay(h100_node, "-m", "h100", "--gpus", "8", "-k", "test_rdma_pairs", "-rs")
-    assert result.ret == 0 and "3 skipped" in result.output, result.describe()
+    assert result.ret == 0 and "4 skipped" in result.output, result.describe()
     assert "rigcheck.rdma.perftest_worker" in result.output
 
 
