@@ -128,3 +128,21 @@ def test_roce_gid_index_rules():
         "p: no RoCE v2 GID"
     )
     assert "could not be read" in nccl_ib.roce_problems("p", roce_port(), {}, {}, {})[0]
+
+
+def test_the_nearest_nic_is_nearest_by_path_not_by_name():
+    gpus = [(0, place(["r1", "up1", "dn0"], 1))]
+    nics = [("mlx5_0", place(["r0"], 0)), ("mlx5_1", place(["r1", "up1", "dn1"], 1))]
+    assert nccl_ib.gdr_problems("PXB", gpus, nics) == []
+    assert nccl_ib.gdr_problems("LOC", gpus, nics) == ["GPU 0: nearest NIC mlx5_1 is PIX away"]
+
+
+def test_hca_message_lists_every_port_found():
+    ports = [("mlx5_0", 1), ("mlx5_1", 1)]
+    assert nccl_ib.hca_problems("=mlx5_0", ports, 2) == [
+        "NCCL_IB_HCA==mlx5_0 lets NCCL use 1 of the 2 expected ports (mlx5_0:1; found mlx5_0:1, "
+        "mlx5_1:1)"
+    ]
+    assert nccl_ib.hca_problems("=mlx5_0", [], 1)[0] == (
+        "NCCL_IB_HCA==mlx5_0: mlx5_0 matches no port (found none)"
+    )

@@ -45,6 +45,9 @@ def test_json_and_text_agree():
     text = parse_bw_text(read("ib_write_bw-dgx-spark-rocep1s0f0.txt"))
     data = parse_json(read("ib_write_bw-out_json.json"))
     assert data["bw_avg_gbps"] == text["bw_avg_gbps"] and data["device"] == "rocep1s0f0"
+    assert (
+        (data["mtu"], data["link_type"]) == (text["mtu"], text["link_type"]) == (1024, "Ethernet")
+    )
     lat_text = parse_lat_text(read("ib_read_lat-text.txt"))
     lat_json = parse_json(read("ib_read_lat-out_json.json"))
     for key in ("t_min_us", "t_typical_us", "t_avg_us", "p99_us", "p99_9_us", "bytes"):
@@ -84,3 +87,9 @@ def test_command_lines_are_argument_lists():
         "-F",
         "node0",
     ]
+
+
+def test_a_latency_row_with_a_trailing_column_keeps_the_nine():
+    """perftest with --cpu_util appends CPU_Util[%] (RESULT_EXT_CPU_UTIL) after the columns."""
+    text = read("ib_read_lat-text.txt").replace("5.10\n---", "5.10\t    12.50\n---")
+    assert parse_lat_text(text)["p99_9_us"] == 5.10
