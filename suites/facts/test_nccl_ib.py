@@ -59,7 +59,7 @@ def test_nccl_may_use_the_rdma_ports(facts, fabric_expected, expected_gpus):
     problems = []
     if settings.get("NCCL_IB_DISABLE") == "1":
         problems.append("NCCL_IB_DISABLE=1: NCCL sends everything over TCP sockets")
-    if (settings.get("NCCL_NET") or "").lower() == "socket":
+    if str(settings.get("NCCL_NET")).lower() == "socket":
         problems.append("NCCL_NET=Socket: NCCL sends everything over TCP sockets")
     if settings.get("NCCL_IB_HCA"):
         problems += nccl_ib.hca_problems(settings["NCCL_IB_HCA"], ports, wanted)

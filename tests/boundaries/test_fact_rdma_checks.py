@@ -165,3 +165,10 @@ def test_roce_settings():
     facts.data["fabric"]["rdma_devices"][0]["ports"][0]["gids"] = {"error": "EIO"}
     assert decide(check, copy.deepcopy(facts), roce) == (
         "failed", "cannot check: mlx5_0:1 GIDs could not be read: EIO")  # fmt: skip
+
+
+def test_nccl_net_other_than_socket_passes():
+    check = nccl.test_nccl_may_use_the_rdma_ports
+    for value in (None, "", "IB", "sockets"):
+        assert decide(check, node({"NCCL_NET": value}), EXPECTED, 2) == ("passed", ""), value
+    assert decide(check, node({"NCCL_NET": "SOCKET"}), EXPECTED, 2)[0] == "failed"

@@ -3,6 +3,7 @@ healthy fleet passes; a slow port, a slow node, a slow link, a missing pair and 
 tail each fail at their check naming the node, port or link. Each pair's result is a real
 perftest output parsed (fixtures/rdma/perftest/); the rates are set by the test (rdma_runs.py)."""
 
+import json
 from pathlib import Path
 
 import pytest
@@ -68,3 +69,35 @@ def test_a_folder_that_is_not_a_run_fails_closed(replay, h100_node, tmp_path):
     result = judge(replay, h100_node, tmp_path)
     assert result.ret == 1 and set(result.errors) == CHECKS, result.describe()
     assert "no plan.json" in result.errors["test_every_rdma_pair_measured"]
+
+
+def test_a_port_one_node_lacks_and_a_failed_client_are_named(replay, h100_node, tmp_path):
+    run_dir = write_run(tmp_path)
+    plan = json.loads((run_dir / "plan.json").read_text())
+    plan["nodes"][1]["ports"] = ["mlx5_0:1"]
+    (run_dir / "plan.json").write_text(json.dumps(plan))
+    failed = run_dir / "pairs" / "round01.node0-node3.mlx5_0-1.json"
+    entry = json.loads(failed.read_text())
+    entry["write_bw"] = {"error": "ib_write_bw exit 1: no result table (did it connect?)"}
+    failed.write_text(json.dumps(entry))
+    result = judge(replay, h100_node, run_dir)
+    assert set(result.failed) == {"test_every_rdma_pair_measured"}, result.describe()
+    message = result.failed["test_every_rdma_pair_measured"]
+    assert (
+        "round 1 gpu-node-00 <-> gpu-node-03 on mlx5_0:1: write_bw failed: ib_write_bw" in message
+    )
+    assert "round 2 gpu-node-01 <-> gpu-node-03 on mlx5_1:1: gpu-node-01 has no mlx5_1:1" in message
+    assert "or perftest failing to connect (`ibv_devinfo`, the port's state, a firewall" in message
+
+
+def test_the_message_says_which_memory_and_which_floor(replay, h100_node, tmp_path):
+    slow = {"slow": {(2, None, "mlx5_1:1"): 200.0}}
+    gdr = judge(replay, h100_node, write_run(tmp_path / "gdr", **slow))
+    assert (
+        "RDMA write bandwidth, GPU memory (--use_cuda), floor 380 Gb/s (GPUDirect write"
+        in (gdr.failed["test_no_slow_rdma_port_node_or_link"])
+    )
+    host = judge(replay, h100_node, write_run(tmp_path / "host", gpudirect=False, **slow))
+    message = host.failed["test_no_slow_rdma_port_node_or_link"]
+    assert "RDMA write bandwidth, host memory, no site floor: the fleet only: slow port" in message
+    assert "more than 10% below this port's fleet reference 392.0 Gb/s" in message
