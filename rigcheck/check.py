@@ -17,7 +17,7 @@ from typing import Any
 from rigcheck.layout import CHECK_INI, ROOT_DIR, SUITES_DIR
 from rigcheck.reports.location import ROOT_ENV
 
-USAGE = "rigcheck check [CLASS] [pytest options]"
+USAGE = "rigcheck check [--tier quick|standard|acceptance] [CLASS] [pytest options]"
 COMMAND_ENV = "RIGCHECK_COMMAND_LINE"  # what the certificate names as the command
 
 
@@ -34,6 +34,7 @@ def add_parser(subparsers: Any) -> None:
 def pytest_args(argv: Sequence[str]) -> list[str]:
     """The pytest command line for `rigcheck check ARGV`."""
     args = list(argv)
+    tier = _take_tier(args)  # `rigcheck check --tier quick CLASS`: the class may follow it
     chosen = ["-m", args.pop(0)] if args and not args[0].startswith("-") else []
     return [
         "-c",
@@ -47,8 +48,18 @@ def pytest_args(argv: Sequence[str]) -> list[str]:
         "no:cacheprovider",
         str(SUITES_DIR),
         *chosen,
+        *tier,
         *args,
     ]
+
+
+def _take_tier(args: list[str]) -> list[str]:
+    """A leading `--tier NAME` (or --tier=NAME), taken out of args; pytest's plugin reads it."""
+    if args[:1] == ["--tier"] and len(args) > 1:
+        return [args.pop(0), args.pop(0)]
+    if args and args[0].startswith("--tier="):
+        return [args.pop(0)]
+    return []
 
 
 def run(argv: Sequence[str]) -> int:

@@ -22,6 +22,8 @@ SUBCOMMAND_MODULES = [
     "rigcheck.check",
     "rigcheck.fleet.cli",
     "rigcheck.history.cli",
+    "rigcheck.gate.slurm_cli",
+    "rigcheck.gate.k8s_cli",
 ]
 
 

@@ -125,3 +125,15 @@ def newer_fact(facts: Facts, path: str) -> Any:
             "record the machine again with `rigcheck facts -o FILE` to judge it"
         )
     return fact(facts, path)
+
+
+def replay_interval_s(facts: Facts) -> float:
+    """The longest the PCIe replay counters can have counted: the host's uptime.
+
+    From rigcheck/facts/uptime.py; a snapshot recorded before that probe (and the synthetic
+    ones) has it in the kernel-log record. Unknown fails the check: no rate, no verdict.
+    """
+    log = facts.data.get("kernel_log")
+    if "uptime" not in facts.data and isinstance(log, dict) and "uptime_s" in log:
+        return fact(facts, "kernel_log.uptime_s")
+    return fact(facts, "uptime.since_boot_s")

@@ -27,6 +27,7 @@ pytest_plugins = [
     "rigcheck.burnin.plugin",
     "rigcheck.check_crash",
     "rigcheck.facts.fabric_plugin",
+    "rigcheck.gate.plugin",
     "rigcheck.rdma.plugin",
 ]
 

@@ -29,6 +29,7 @@ SERIAL = {
     "foundation/test_live_and_replayed_sessions.py::test_cpu_class_passes_live_on_this_machine",
     "reports/test_run_endings.py::test_a_real_regression_is_exit_1_and_verdict_regressed",
     "memory/test_plan.py::test_small_plan_fits_the_cpu_class_live",
+    "memory/test_time_to_train.py::test_cpu_estimate_is_within_25_percent_of_a_measured_step",
     # A subprocess run of the suites interrupted by signals, each step with a 60 s deadline.
     "reports/test_report_runs.py::test_ctrl_c_mid_run_leaves_a_valid_partial_certificate",
     "reports/test_report_runs.py::test_a_killed_run_leaves_what_it_measured_marked_partial",
@@ -38,6 +39,10 @@ SERIAL = {
     "distributed/test_two_agents_live.py",  # two torchrun agents meeting on a port
     "distributed/test_pairs_live.py",  # torchrun node pairs: a slow node named by bandwidth
     "slurm/test_sbatch_example.py",  # a Slurm cluster's daemons and a gloo job through sbatch
+    "slurm/test_gate_on_slurm.py",  # a Slurm cluster's daemons, drained and resumed by the gate
+    "gate/test_quick_tier_benchmark.py",  # the cpu quick tier live, its wall time benchmarked
+    # A check held past a 5 s tier budget: the budget is wall time.
+    "gate/test_tiers.py::test_a_check_that_overruns_the_deadline_ends_the_run_incomplete",
 }
 TESTS = Path(__file__).resolve().parent
 

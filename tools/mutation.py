@@ -50,9 +50,9 @@ class Area:
     deselect: tuple[str, ...] = ()
 
 
-MEMORY_TESTS = """activations estimate fit_cli frameworks hf_config inference lora model_state
-plan presets seed_rules units judged_boundaries deepspeed_estimators"""
-MEMORY_MODULES = """activations architecture estimate frameworks hf_config inference lora
+MEMORY_TESTS = """activations advice estimate fit_cli frameworks hf_config inference lora
+model_state plan presets seed_rules units judged_boundaries deepspeed_estimators"""
+MEMORY_MODULES = """activations advice architecture estimate frameworks hf_config inference lora
 model_state optimizers parallel plan plugin precision presets quantization sharding units"""
 AREAS = {
     "verdict": Area(
@@ -104,8 +104,10 @@ AREAS = {
             "rigcheck/require.py",
             "rigcheck/facts/typed.py",
             "rigcheck/limits.py",
+            "rigcheck/replay_rate.py",
         ),
         (  # the direct-call boundary tests first: --recheck stops at the first failure
+            "tests/health/test_replay_rate.py",
             "tests/boundaries/test_fact_types.py",
             "tests/boundaries/test_amd_routing.py",
             "tests/boundaries/test_fact_checks.py",
@@ -114,7 +116,10 @@ AREAS = {
             "tests/boundaries/test_fact_rdma_checks.py",
             "tests/boundaries/test_fact_limits.py",
             "tests/replay/test_counter_checks.py",
+            "tests/replay/test_replay_rate_checks.py",
             "tests/replay/test_unsupported_reads.py",
+            "tests/boundaries/test_rocm_support_matrix.py",  # the ROCm support-matrix check
+            "tests/realworld/test_kernel_log_corpus.py",  # the kernel-log checks on real lines
         ),
     ),
     "spec-detect": Area(
@@ -192,6 +197,16 @@ AREAS = {
             "tests/rdma/test_perftest_parsing.py",
             "tests/replay/test_rdma_pairs_replay.py",
             "tests/distributed/test_rdma_links_collectives_replay.py",
+        ),
+    ),
+    # The health gate's judging: drain or resume (slurm.py), what a job left (epilog.py), and
+    # the one root-cause line (root_cause.py). Their unit tests take under a second.
+    "gate": Area(
+        ("rigcheck/gate/slurm.py", "rigcheck/gate/epilog.py", "rigcheck/reports/root_cause.py"),
+        (
+            "tests/gate/test_slurm_decide.py",
+            "tests/gate/test_epilog.py",
+            "tests/gate/test_root_cause.py",
         ),
     ),
 }

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from rigcheck.facts.nvml import read
+from rigcheck.facts.nvml import _short_bus_id, read
 
 
 def identity(nvml: Any, handle: Any) -> dict[str, Any]:
-    """Name and bus id, as the checks name a GPU."""
+    """Name and bus id, as the checks name a GPU: the bus id as the facts and the kernel's Xid
+    lines write it ("0000:3b:00.0"), not NVML's "00000000:3B:00.0"."""
     name = read(lambda: nvml.nvmlDeviceGetName(handle))
-    bus = read(lambda: nvml.nvmlDeviceGetPciInfo(handle).busId)
+    bus = read(lambda: _short_bus_id(_text(nvml.nvmlDeviceGetPciInfo(handle).busId)))
     return {"name": _text(name) or "unknown GPU", "bus_id": _text(bus)}
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from rigcheck.burnin.limits import Limits
 from rigcheck.burnin.trace import phase
+from rigcheck.facts.xid_catalog import judge as xid_catalogue
 
 # Clock event reasons that mean the GPU slowed itself down to protect itself; sw_power_cap
 # (holding at the power limit) is how a GPU under full load is meant to run.
@@ -234,11 +235,17 @@ def xid(trace: dict[str, Any], limits: Limits) -> list[str]:
         raise CannotJudge(f"Xid events could not be read: {events.get('error')}")
     if len(events) <= allowed.get("xid", 0):
         return []
-    return [
-        f"Xid {e['code']} at {e['t_s']:.0f} s on {e.get('device') or 'an unnamed GPU'}"
-        + (f": {e['text']}" if e.get("text") else "")
-        for e in events
-    ]
+    return [_xid_line(e) for e in events]
+
+
+def _xid_line(event: dict[str, Any]) -> str:
+    """One Xid event with what NVIDIA's catalogue says it is and what to do (xid_catalog.py)."""
+    xid = xid_catalogue(event["code"], str(event.get("text") or ""))
+    return (
+        f"Xid {event['code']} at {event['t_s']:.0f} s on {event.get('device') or 'an unnamed GPU'}"
+        + (f": {event['text']}" if event.get("text") else "")
+        + f" ({xid.cause}: {xid.action})"
+    )
 
 
 def gemm_repeats(trace: dict[str, Any]) -> list[str]:

@@ -67,13 +67,12 @@ def _append(columns: dict[str, list], t: float, row: dict[str, Any]) -> None:
 
 def nvml_reader(nvml: Any, handle: Any) -> Callable[[], dict[str, Any]]:
     """One GPU's clocks, power, temperature and clock event reasons, each read on its own."""
-    from rigcheck.facts.nvml import THROTTLE_REASONS
-
-    reasons = getattr(nvml, "nvmlDeviceGetCurrentClocksEventReasons", None)
-    reasons = reasons or nvml.nvmlDeviceGetCurrentClocksThrottleReasons
+    from rigcheck.facts.nvml import THROTTLE_REASONS, newest
+    from rigcheck.measure.telemetry import REASONS
 
     def read() -> dict[str, Any]:
-        mask = _try(lambda: reasons(handle))
+        # The binding has the R535 name whatever the driver: newest() falls back on older ones.
+        mask = _try(lambda: newest(nvml, REASONS, handle))
         power = _try(lambda: nvml.nvmlDeviceGetPowerUsage(handle))
         return {
             "clock_mhz": _try(lambda: nvml.nvmlDeviceGetClockInfo(handle, nvml.NVML_CLOCK_SM)),

@@ -92,7 +92,8 @@ def _probe_initialised(smi: Any, bus_ids: list[str | None]) -> tuple[dict[str, A
             missing = error_record(f"amdsmi lists no GPU at {bus} (it sees {sorted(handles)})")
             out[bus] = {key: dict(missing) for key in KEYS}
             continue
-        out[bus] = probe_device(smi, h, read)
+        peers = [other for other in handles.values() if other != h]
+        out[bus] = probe_device(smi, h, read, peers)
         if library["driver"] is None:
             library["driver"] = read(lambda h=h: _driver(smi, h))
     library["pairs"] = [_pair(smi, handles, bus_ids, a, b, read) for a, b in _pairs(bus_ids)]
@@ -166,14 +167,16 @@ def _driver(smi: Any, h: Any) -> dict[str, str]:
     return {"name": info["driver_name"], "version": info["driver_version"]}
 
 
-def probe_device(smi: Any, h: Any, read: Callable[[Callable[[], Any]], Any]) -> dict[str, Any]:
+def probe_device(smi: Any, h: Any, read: Callable[[Callable[[], Any]], Any],
+                 peers: list[Any] = ()) -> dict[str, Any]:  # fmt: skip
+    """peers: the other GPUs amdsmi lists (their handles), for xGMI before ROCm 6.4."""
     return {
         "ras": read(lambda: _counts(smi.amdsmi_get_gpu_total_ecc_count(h))),
         "ras_blocks": read(lambda: _ras_blocks(smi, h, read)),
         "bad_pages": read(lambda: _bad_pages(smi, h, read)),
         "power_cap": read(lambda: _power_cap(smi, h)),
         "pcie_link": read(lambda: _pcie_link(smi, h)),
-        "xgmi": read(lambda: _xgmi(smi, h, read)),
+        "xgmi": read(lambda: _xgmi(smi, h, read, peers)),
         "amd_firmware": read(lambda: _firmware(smi, h)),
         "amd_temperature": read(lambda: _temperature(smi, h, read)),
         "processes": read(lambda: _processes(smi, h)),
@@ -253,20 +256,48 @@ def _pcie_link(smi: Any, h: Any) -> dict[str, Any]:
     }
 
 
-def _xgmi(smi: Any, h: Any, read) -> dict[str, Any]:
+def _xgmi(smi: Any, h: Any, read, peers: list[Any]) -> dict[str, Any]:
     """The GPU's xGMI (Infinity Fabric) links: how many up, down, disabled; the error state."""
+    error = read(lambda: _xgmi_error(smi, h))
     if not hasattr(smi, "amdsmi_get_gpu_xgmi_link_status"):
-        raise RuntimeError(releases.missing("amdsmi_get_gpu_xgmi_link_status", "6.4"))
+        return _xgmi_by_topology(smi, h, peers, error)
     status = smi.amdsmi_get_gpu_xgmi_link_status(h)
     letters = list(status["status"])
-    error = read(lambda: _xgmi_error(smi, h))
     return {
         "total_links": int(status["total_links"]),
         **{word: letters.count(letter) for letter, word in XGMI_LINK.items()},
-        "error_status": XGMI_ERROR.get(error, f"unknown_{error}")
-        if isinstance(error, int)
-        else error,
+        "error_status": _xgmi_word(error),
     }
+
+
+def _xgmi_by_topology(smi: Any, h: Any, peers: list[Any], error: Any) -> dict[str, Any]:
+    """Before ROCm 6.4 (no amdsmi_get_gpu_xgmi_link_status): one link up per peer GPU that
+    amdsmi_topo_get_link_type (ROCm 6.0+) reports joined by xGMI in one hop.
+
+    That answer is the KFD topology the driver built when it loaded: an xGMI io_link to each
+    peer of its hive with the hop count the PSP firmware reported (kfd_crat.c
+    kfd_fill_gpu_xgmi_link_to_gpu). On a fully connected platform (MI300X: 8 GPUs, 7 links
+    each) a peer reached in more hops, or over PCIe, is a link that did not come up. A link
+    lost after the driver loaded needs ROCm 6.4's per-link status to be seen.
+    """
+    direct = sum(_one_xgmi_hop(smi.amdsmi_topo_get_link_type(h, peer)) for peer in peers)
+    return {
+        "total_links": len(peers),
+        "up": direct,
+        "down": len(peers) - direct,
+        "disabled": None,  # the topology cannot tell a disabled link from a down one
+        "error_status": _xgmi_word(error),
+        "read_from": "amdsmi_topo_get_link_type: peer GPUs one xGMI hop away (before ROCm 6.4)",
+    }
+
+
+def _one_xgmi_hop(link: dict[str, Any]) -> bool:
+    return LINK_TYPES.get(int(link["type"])) == "xgmi" and int(link["hops"]) == 1
+
+
+def _xgmi_word(error: Any) -> Any:
+    """amdsmi's xGMI error status as a word; None or an error record stays as it is."""
+    return XGMI_ERROR.get(error, f"unknown_{error}") if isinstance(error, int) else error
 
 
 def _xgmi_error(smi: Any, h: Any) -> int | None:

@@ -9,7 +9,8 @@ the real packages in the self-tests (tests/amdsmi_real):
 - amdsmi_get_gpu_bad_page_threshold: not in any amdsmi package before 7.0.
 - amdsmi_get_pcie_info: not in ROCm 6.0's; it has amdsmi_get_pcie_link_status / _link_caps
   (speeds in MT/s, py-interface README) and amdsmi_get_gpu_pci_replay_counter.
-- amdsmi_get_gpu_xgmi_link_status: not before ROCm 6.4's.
+- amdsmi_get_gpu_xgmi_link_status: not before ROCm 6.4's (before it amd_smi._xgmi_by_topology
+  counts the peers amdsmi_topo_get_link_type reports one xGMI hop away).
 - amdsmi_get_gpu_process_list: ROCm 6.0's answers process handles, each read with
   amdsmi_get_gpu_process_info; later ones answer the records themselves.
 - `import amdsmi` of ROCm 6.0-6.1 reads os.environ["ROCM_PATH"]: KeyError when it is unset.
@@ -39,14 +40,6 @@ def bad_page_list(answer: Any) -> list[Any]:
             return []
         raise ValueError(f"amdsmi_get_gpu_bad_page_info answered {answer!r}, not a page list")
     return list(answer)
-
-
-def missing(function: str, since: str) -> str:
-    """Why a read cannot be made: this amdsmi package has no such function."""
-    return (
-        f"this amdsmi has no {function} (it came with ROCm {since}'s amdsmi): upgrade ROCm, "
-        "and its amdsmi package with it (`pip install /opt/rocm/share/amd_smi`)"
-    )
 
 
 def pcie_link_rocm60(smi: Any, h: Any, number: Any, gen: Any) -> dict[str, Any]:

@@ -18,8 +18,19 @@ pattern is a format string of the amdgpu driver (drivers/gpu/drm/amd/amdgpu/ in 
 - gmc_v9_0.c: "[%s] %s page fault (src_id:%u ring:%u vmid:%u pasid:%u...)" — a program's
   illegal address (like NVIDIA's Xid 31): the program's fault, not the machine's.
 
+- amdgpu_ring.c (Linux 6.12 and later, per-queue reset): "Ring %s reset failed" — the driver
+  could not reset one ring and falls back to a full GPU reset.
+- amdgpu_aca.c (MI300 and later): "{%llu}[Hardware Error]: Accelerator Check Architecture events
+  logged", followed by the "aca entry[..]" register lines: a hardware error record.
+
 "no uncorrectable hardware errors detected in umc block" is amdgpu's all-clear: the patterns
 need a count before "uncorrectable", so it never matches.
+
+Some lines carry no PCI prefix: `[drm:amdgpu_job_timedout [amdgpu]] *ERROR* ring gfx_0.0.0
+timeout, ...` (DRM_ERROR of kernels before 6.10). Such a line is tied to its GPU where the log
+allows (parse_amdgpu_lines): the prefixed amdgpu lines within a few lines of it name one GPU
+(the driver logs "amdgpu 0000:..: GPU reset begin!" right after a timeout), or the whole log
+names only one. Otherwise it keeps no bus id and the check fails the node naming the line.
 """
 
 from __future__ import annotations
@@ -37,6 +48,9 @@ PREFIX = re.compile(
     r"\bamdgpu (?P<bus>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.\d):\s*(?P<text>.*)"
 )
 MONOTONIC = re.compile(r"^\[\s*(?P<t>\d+\.\d+)\]")
+# A line amdgpu printed without dev_err's prefix: DRM_ERROR's "[drm:amdgpu_job_timedout [amdgpu]]".
+UNPREFIXED = re.compile(r"\[drm:amdgpu\w* \[amdgpu\]\]\s*(?:\*ERROR\*\s*)?(?P<text>.*)")
+NEAR = 3  # lines around an unprefixed line in which a prefixed line names its GPU
 RESET = "drain the node, reset the GPU (`amd-smi reset -G -g <gpu>`) or reboot"
 RMA = "if it recurs, ask the provider to replace the GPU (RMA)"
 
@@ -75,6 +89,20 @@ CATALOGUE = (
         "retired HBM pages near or past the driver's bad-page threshold (RMA point)",
         "machine",
         "ask the provider to replace the GPU (RMA); `amd-smi bad-pages` lists the pages",
+    ),
+    AmdgpuFault(
+        "aca_hardware_error",
+        re.compile(r"\[Hardware Error\]: Accelerator Check Architecture events logged", re.I),
+        "a hardware error record of the Accelerator Check Architecture (the GPU's MCA banks)",
+        "machine",
+        f"{RESET}; `amd-smi metric --ecc` and the 'aca entry' lines after it name the block; {RMA}",
+    ),
+    AmdgpuFault(
+        "ring_reset_failed",
+        re.compile(r"Ring \S+ reset failed", re.I),
+        "the driver could not reset a hung ring and had to reset the whole GPU",
+        "machine",
+        f"{RESET}; {RMA}",
     ),
     AmdgpuFault(
         "reset_failed",
@@ -121,13 +149,41 @@ def classify(text: str) -> AmdgpuFault | None:
 
 
 def parse_amdgpu(line: str) -> dict[str, Any] | None:
-    """One amdgpu fault event from a kernel-log line, or None when the line is not one."""
+    """One amdgpu fault event from a line with amdgpu's PCI prefix, or None when it is not one."""
     match = PREFIX.search(line)
     if match is None or classify(match["text"]) is None:
         return None
+    return _event(line, match["bus"].lower(), match["text"])
+
+
+def parse_amdgpu_lines(lines: list[str]) -> list[dict[str, Any]]:
+    """Every amdgpu fault event in a log, unprefixed lines tied to their GPU where it can be."""
+    buses = [_bus(line) for line in lines]
+    events = []
+    for i, line in enumerate(lines):
+        event = parse_amdgpu(line)
+        unprefixed = UNPREFIXED.search(line) if event is None else None
+        if unprefixed and classify(unprefixed["text"]):
+            event = _event(line, _gpu_near(buses, i), unprefixed["text"])
+        if event is not None:
+            events.append(event)
+    return events
+
+
+def _event(line: str, bus: str | None, text: str) -> dict[str, Any]:
     when = MONOTONIC.match(line.strip())
-    return {
-        "t_s": float(when["t"]) if when else None,
-        "bus_id": match["bus"].lower(),
-        "text": match["text"].strip()[:300],
-    }
+    return {"t_s": float(when["t"]) if when else None, "bus_id": bus, "text": text.strip()[:300]}
+
+
+def _bus(line: str) -> str | None:
+    match = PREFIX.search(line)
+    return match["bus"].lower() if match else None
+
+
+def _gpu_near(buses: list[str | None], i: int) -> str | None:
+    """The one GPU prefixed lines within NEAR lines name, else the log's only GPU, else None."""
+    near = {b for b in buses[max(0, i - NEAR) : i + NEAR + 1] if b}
+    if len(near) == 1:
+        return near.pop()
+    everywhere = {b for b in buses if b}
+    return everywhere.pop() if len(everywhere) == 1 and not near else None

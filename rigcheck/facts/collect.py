@@ -23,6 +23,7 @@ from rigcheck.facts.snapshot import SCHEMA_VERSION, Facts
 from rigcheck.facts.software import probe_nvcc
 from rigcheck.facts.topology import probe_topology
 from rigcheck.facts.torch_process import TorchProbe
+from rigcheck.facts.uptime import probe_uptime
 
 
 def collect_facts(
@@ -47,6 +48,7 @@ def collect_facts(
         "software": {"nvidia_driver": driver, "nvcc": probe_nvcc(run)},
         "kernel_log": window_from_env(lambda w: probe_kernel_log(run, w), xid_window_s),
         "host_limits": probe_host_limits(),
+        "uptime": probe_uptime(),  # the interval the PCIe replay counters grew over
     }
     torch_side = torch_probe.result()
     torch_facts = torch_side.get("torch", {})

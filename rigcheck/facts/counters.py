@@ -8,6 +8,7 @@ kept in the InfoROM).
 
 from __future__ import annotations
 
+import ctypes
 from pathlib import Path
 from typing import Any
 
@@ -88,15 +89,33 @@ def _nvlink_errors(nvml, h) -> list[dict[str, Any]]:
     return links
 
 
+class FabricInfo(ctypes.Structure):
+    """nvmlGpuFabricInfo_t exactly as nvml.h lays it out (R530 and later).
+
+    Not pynvml's own struct: before nvidia-ml-py 13, its clusterUuid is 80 chars where the
+    library writes 16 bytes, so status and state read as 0 ("not_supported") on every HGX
+    node; and 12.535.x names the third field partitionId where later versions say cliqueId.
+    pynvml passes this pointer straight to the C function (the caller allocates, the wrapper
+    takes two arguments).
+    """
+
+    _fields_ = [
+        ("clusterUuid", ctypes.c_ubyte * 16),  # NVML_GPU_FABRIC_UUID_LEN
+        ("status", ctypes.c_int),  # nvmlReturn_t
+        ("cliqueId", ctypes.c_uint),  # partitionId in the R530-R545 headers
+        ("state", ctypes.c_ubyte),  # nvmlGpuFabricState_t
+    ]
+
+
 def _fabric(nvml, h) -> dict[str, Any]:
     """NVSwitch fabric registration (fabric manager); state not_supported off NVSwitch systems."""
-    info = nvml.nvmlDeviceGetGpuFabricInfo(h)
-    uuid = bytes(info.clusterUuid).hex() if hasattr(info, "clusterUuid") else None
+    info = FabricInfo()
+    nvml.nvmlDeviceGetGpuFabricInfo(h, ctypes.byref(info))
     return {
         "state": FABRIC_STATES.get(info.state, f"unknown_{info.state}"),
         "status": int(info.status),  # an NVML return code: 0 is success
         "clique_id": int(info.cliqueId),
-        "cluster_uuid": uuid,
+        "cluster_uuid": bytes(info.clusterUuid).hex(),
     }
 
 

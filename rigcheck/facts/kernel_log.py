@@ -1,5 +1,7 @@
 """Xid events from the kernel log: journalctl, /dev/kmsg or dmesg, within a window since boot.
-amdgpu's fault lines (amdgpu_log.py) are read from the same lines, in the same window.
+amdgpu's fault lines (amdgpu_log.py) and the NVIDIA driver's records that carry no Xid
+(nvrm_log.py: a GPU fallen off the bus, RmInitAdapter failed) are read from the same lines, in
+the same window.
 
 The NVIDIA driver logs every GPU fault as `NVRM: Xid (PCI:0000:3b:00): 79, pid=..., <text>`.
 The probe keeps each event's time (seconds since boot), PCI bus id, code and text; what a code
@@ -20,7 +22,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from rigcheck.facts.amdgpu_log import parse_amdgpu
+from rigcheck.facts.amdgpu_log import parse_amdgpu_lines
+from rigcheck.facts.nvrm_log import parse_nvrm
 from rigcheck.facts.probe import CommandRunner, error_record
 
 WINDOW_ENV = "RIGCHECK_XID_WINDOW"  # e.g. "2h", "30m", "900s"; unset or "boot": since boot
@@ -146,7 +149,8 @@ def _events(source: str, lines: list[str], window_s: int | None) -> dict[str, An
     uptime = _uptime()
     since = None if window_s is None or uptime is None else max(0.0, uptime - window_s)
     events = _within([parse_xid(line) for line in lines], since)
-    amdgpu = _within([parse_amdgpu(line) for line in lines], since)  # amdgpu_log.py
+    amdgpu = _within(parse_amdgpu_lines(lines), since)  # amdgpu_log.py
+    nvrm = _within(parse_nvrm(lines), since)  # nvrm_log.py
     return {
         "source": source,
         "window_s": window_s,
@@ -156,6 +160,8 @@ def _events(source: str, lines: list[str], window_s: int | None) -> dict[str, An
         "xid_events": events[-MAX_EVENTS:],
         "amdgpu_count": len(amdgpu),
         "amdgpu_events": amdgpu[-MAX_EVENTS:],
+        "nvrm_count": len(nvrm),
+        "nvrm_events": nvrm[-MAX_EVENTS:],
     }
 
 

@@ -191,7 +191,7 @@ def newest(nvml, names: list[str], *args: Any) -> Any:
     nvidia-ml-py binds functions newer than the installed driver: on an older driver the call
     raises FunctionNotFound (or, for unversioned names, NVMLLibraryMismatchError).
     """
-    missing = (nvml.NVMLError_FunctionNotFound, nvml.NVMLLibraryMismatchError)
+    missing = missing_function_errors(nvml)
     for name in names[:-1]:
         if hasattr(nvml, name):
             try:
@@ -199,6 +199,13 @@ def newest(nvml, names: list[str], *args: Any) -> Any:
             except missing:
                 continue
     return getattr(nvml, names[-1])(*args)
+
+
+def missing_function_errors(nvml) -> tuple[type[Exception], ...]:
+    """What a call to a function the driver lacks raises. NVMLLibraryMismatchError exists only
+    from nvidia-ml-py 12.550.52: older bindings raise FunctionNotFound alone."""
+    mismatch = getattr(nvml, "NVMLLibraryMismatchError", None)
+    return (nvml.NVMLError_FunctionNotFound,) + ((mismatch,) if mismatch else ())
 
 
 def _throttle_reasons(nvml, h) -> list[str]:
@@ -214,7 +221,7 @@ def _optional(nvml, fn: Callable[[], Any]) -> Any:
     """A read that only adds context to a fact: None when it fails, so the fact is still kept."""
     try:
         return fn()
-    except (nvml.NVMLError, nvml.NVMLLibraryMismatchError):
+    except (nvml.NVMLError, *missing_function_errors(nvml)):
         return None
 
 
@@ -246,6 +253,14 @@ def _pcie(nvml, h) -> dict[str, int | None]:
     }
 
 
+# A driver before R510 exports only the _v2 process lists (and the v1 ones); nvidia-ml-py
+# before 12.550.52 binds neither: its unversioned name calls the _v3 symbol.
+NO_PROCESS_CALL = (
+    "this driver has no _v3 process list (a driver before R510) and the installed "
+    "nvidia-ml-py binds no _v2 one: install nvidia-ml-py>=12.550.52, or update the driver"
+)
+
+
 def _processes(nvml, h) -> list[dict[str, Any]]:
     """Compute and graphics processes; the _v3 calls need R510+, older drivers have _v2."""
     seen = {}
@@ -257,6 +272,10 @@ def _processes(nvml, h) -> list[dict[str, Any]]:
             if kind == "Compute":
                 raise
             procs = []  # graphics processes are only a courtesy; compute ones are the check
+        except missing_function_errors(nvml) as exc:
+            if hasattr(nvml, f"{name}_v2"):
+                raise
+            raise RuntimeError(NO_PROCESS_CALL) from exc
         for proc in procs:
             seen[proc.pid] = {"pid": proc.pid, "used_bytes": proc.usedGpuMemory}
     return list(seen.values())
@@ -304,7 +323,10 @@ def _numa_node(nvml, h, pci: Any) -> int | None:
         node = int(node_file.read_text().strip())
         return None if node < 0 else node  # -1: the platform reports no NUMA affinity
     getter = getattr(nvml, "nvmlDeviceGetNumaNodeId", None)
-    return getter(h) if getter is not None else None
+    try:
+        return getter(h) if getter is not None else None
+    except nvml.NVMLError_FunctionNotFound:
+        return None  # a binding newer than the driver: the call came with R545
 
 
 def _ok(value: Any) -> bool:

@@ -9,15 +9,14 @@ Facts (each a value, None where the thing is not installed, or an error record):
   amdsmi_lib     libamd_smi's version, as amdsmi reports it
 torch's own HIP version is software.torch.hip_version (torch.version.hip).
 
-The rule (ROCm documentation, "User and kernel-space support matrix",
-rocm.docs.amd.com/projects/install-on-linux/en/docs-6.3.0/reference/user-kernel-space-compat-matrix.html):
-"ROCm provides forward and backward compatibility between the AMD Kernel-mode GPU Driver (KMD)
-and its user space software for +/- 2 releases". Its table: KMD 5.7.x is tested with user space
-5.5.x-6.1.x, KMD 6.2.x with 6.0.x-6.3.x. A torch wheel built for ROCm 6.2 brings its own user
-space (HIP, rocBLAS... in torch/lib), so what it needs from the host is a kernel driver within two
-releases of 6.2: a ROCm 5.7 host (three releases back) is outside the window. The host's kernel
-driver is installed with its ROCm release (amdgpu-install), so the installed release stands for
-the KMD's; the driver's own version is recorded beside it.
+The rule is AMD's "User and AMD GPU Driver (amdgpu) support matrix" (MATRIX_SOURCE): which
+user-space releases AMD supports with each kernel driver. From ROCm 6.4.0 the driver and user
+space are supported up to a year apart (KMD 6.1.x with user space 5.7.x to 6.4.x); before it,
++/- 2 releases. A torch wheel built for ROCm 6.2 brings its own user space (HIP, rocBLAS... in
+torch/lib), so what it needs from the host is a kernel driver whose row lists 6.2. The driver's
+release is its own where it has one (amdgpu 30.10 and later, distributed apart from ROCm);
+older drivers were installed with their ROCm release (amdgpu-install), so the installed release
+stands for theirs. A driver the matrix does not list cannot be judged: the check says so.
 """
 
 from __future__ import annotations
@@ -28,14 +27,28 @@ from typing import Any
 
 from rigcheck.facts.probe import error_record
 
-# ROCm releases in order, major.minor; "two releases" counts steps along this list
-# (5.7 -> 6.0 is one step). A release not listed cannot be placed: add it when AMD ships it.
-RELEASES = (
-    "5.0", "5.1", "5.2", "5.3", "5.4", "5.5", "5.6", "5.7",
-    "6.0", "6.1", "6.2", "6.3", "6.4",
-    "7.0", "7.1", "7.2",
-)  # fmt: skip
-WINDOW = 2  # +/- 2 releases between the KMD and user space (AMD's support matrix)
+MATRIX_SOURCE = (
+    "AMD's 'User and AMD GPU Driver (amdgpu) support matrix' (rocm.docs.amd.com/projects/"
+    "install-on-linux/en/latest/reference/user-kernel-space-compat-matrix.html), as "
+    "ROCm/rocm-install-on-linux docs/reference/user-kernel-space-compat-matrix.rst has it at "
+    "commit 0802f80: newest row amdgpu 30.10, user space up to ROCm 7.0"
+)
+# Kernel driver release -> the user-space (ROCm) releases AMD supports with it (MATRIX_SOURCE).
+SUPPORT_MATRIX = {
+    "30.10": ("6.2", "6.3", "6.4", "7.0"),
+    "6.4": ("6.1", "6.2", "6.3", "6.4", "7.0"),
+    "6.3": ("6.1", "6.2", "6.3", "6.4", "7.0"),
+    "6.2": ("6.0", "6.1", "6.2", "6.3", "6.4", "7.0"),
+    "6.1": ("5.7", "6.0", "6.1", "6.2", "6.3", "6.4"),
+    "6.0": ("5.6", "5.7", "6.0", "6.1", "6.2"),
+    "5.7": ("5.5", "5.6", "5.7", "6.0", "6.1"),
+    "5.6": ("5.4", "5.5", "5.6", "5.7", "6.0"),
+    "5.5": ("5.3", "5.4", "5.5", "5.6", "5.7"),
+    "5.4": ("5.2", "5.3", "5.4", "5.5", "5.6"),
+    "5.3": ("5.1", "5.2", "5.3", "5.4", "5.5"),
+}
+# The amdgpu driver distributed apart from ROCm (30.10 the first) reports its own version.
+OWN_DRIVER_VERSION = re.compile(r"^(3\d)\.(\d+)")
 ROCM = Path("/opt/rocm")
 AMDGPU_MODULE = Path("/sys/module/amdgpu/version")
 
@@ -46,11 +59,18 @@ def release_of(version: str | None) -> str | None:
     return f"{int(match[1])}.{int(match[2])}" if match else None
 
 
-def releases_apart(a: str, b: str) -> int | None:
-    """Steps between two ROCm releases on AMD's release list; None if either is not on it."""
-    if a not in RELEASES or b not in RELEASES:
-        return None
-    return abs(RELEASES.index(a) - RELEASES.index(b))
+def driver_release(kernel_driver: Any, installed: Any) -> str | None:
+    """The kernel driver's row in SUPPORT_MATRIX: its own release (amdgpu 30.10 and later),
+    else the ROCm release installed with it; None when neither is known."""
+    own = OWN_DRIVER_VERSION.match(kernel_driver) if isinstance(kernel_driver, str) else None
+    if own:
+        return f"{int(own[1])}.{int(own[2])}"
+    return release_of(installed) if isinstance(installed, str) else None
+
+
+def supported_user_space(driver: str) -> tuple[str, ...] | None:
+    """The user-space releases AMD supports with this driver; None if the matrix lacks it."""
+    return SUPPORT_MATRIX.get(driver)
 
 
 def probe_rocm(driver_from_amdsmi: Any = None, amdsmi_lib: Any = None, root: Path = ROCM,

@@ -2,10 +2,11 @@
 
 CI has no GPU, so every device class's fact checks are replayed on snapshots written here from
 the class's spec and a small table of what real boards report (NVML names, PCI ids, memory as
-NVML counts it: shared/reference/hardware.md and the spec sources). Each snapshot has exactly
-the shape the probes write (nvml.py, torch_probe.py, topology.py, amd.py, apple.py, host.py):
-same keys, types and units. Identity facts (name, PCI id, memory, compute capability) come from
-the table, not the spec, so a spec that disagrees with real hardware fails its own good snapshot.
+NVML counts it: vendors' datasheets, DCGM's SKU table, the spec sources). Each snapshot has
+exactly the shape the probes write (nvml.py, torch_probe.py, topology.py, amd.py, apple.py,
+host.py): same keys, types and units. Identity facts (name, PCI id, memory, compute
+capability) come from the table, not the spec, so a spec that disagrees with real hardware
+fails its own good snapshot.
 
     python -m rigcheck.facts.synthetic --write fixtures/snapshots    # one file per class
     python -m rigcheck.facts.synthetic h100 --gpus 8                 # one snapshot on stdout
@@ -42,8 +43,8 @@ MIB = 2**20
 GIB = 2**30
 COMMAND = "python -m rigcheck.facts.synthetic --write fixtures/snapshots"
 NOTE = (
-    "synthetic: written from reference figures (shared/reference/hardware.md, the spec's "
-    "sources) by rigcheck/facts/synthetic.py, not read from a machine"
+    "synthetic: written from reference figures (vendors' datasheets, DCGM's SKU table, the "
+    "spec's sources) by rigcheck/facts/synthetic.py, not read from a machine"
 )
 NO_NVML = "NVML unavailable (NVMLError_LibraryNotFound: NVML Shared Library Not Found)"
 # Bus ids of an 8-GPU HGX board, as sysfs writes them; a single-GPU machine has the first.

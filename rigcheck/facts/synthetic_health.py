@@ -96,6 +96,8 @@ def kernel_log(os_name: str) -> dict[str, Any]:
         "xid_events": [],
         "amdgpu_count": 0,
         "amdgpu_events": [],
+        "nvrm_count": 0,
+        "nvrm_events": [],
     }
 
 

@@ -72,6 +72,7 @@ TORCH = "`python -m torch.utils.collect_env` shows it; re-record with `rigcheck 
 HOST = "`python -m cpuinfo` and psutil show it; re-record with `rigcheck facts -o FILE`"
 SMOKE = "the torch probe's smoke test writes it: `python -m rigcheck.facts.torch_probe`"
 TOPO = "`nvidia-smi topo -m` shows it; re-record with `rigcheck facts -o FILE`"
+UPTIME = "`cat /proc/uptime` shows it; re-record with `rigcheck facts -o FILE`"
 KERNEL_LOG = (
     "`journalctl -k -b | grep Xid` (as root) shows it; re-record with `rigcheck facts -o FILE`"
 )
@@ -332,18 +333,38 @@ TYPES: dict[str, FactType] = {
     ),
     "software.rocm.kernel_driver": _t("text", "the amdgpu kernel driver's version"),
     "kernel_log": _t("object", "the Xid events the NVIDIA driver logged"),
+    "kernel_log.uptime_s": _t(
+        "number", "how long the PCIe replay counters can have counted", unit="s"
+    ),
+    "uptime": _t("object", "how long the host has been up (rigcheck/facts/uptime.py)"),
+    "uptime.since_boot_s": _t(
+        "number", "how long the PCIe replay counters can have counted", unit="s"
+    ),
     "kernel_log.source": _t("text", "where the kernel log was read"),
     "kernel_log.window_s": _t(
         "count", "how far back Xid events count (null: since boot)", unit="s", nullable=True
     ),
     "kernel_log.xid_events": _t("list", "the Xid events in the window", items="object"),
     "kernel_log.xid_events.*.code": _t("count", "the Xid code NVIDIA's catalogue explains"),
+    "kernel_log.xid_events.*.text": _t(
+        "text", "the Xid line's text: NVLink Xids' severity and Xid 154's action are in it"
+    ),
     "kernel_log.xid_events.*.bus_id": _t("text", "the PCI address of the GPU the Xid names"),
     "kernel_log.amdgpu_events": _t(
         "list", "amdgpu's fault lines in the window (amdgpu_log.py)", items="object"
     ),
     "kernel_log.amdgpu_events.*.text": _t("text", "the amdgpu line, which names the fault"),
-    "kernel_log.amdgpu_events.*.bus_id": _t("text", "the PCI address of the GPU amdgpu names"),
+    "kernel_log.amdgpu_events.*.bus_id": _t(
+        "text", "the PCI address of the GPU amdgpu names (null: the line names none)", nullable=True
+    ),
+    "kernel_log.nvrm_events": _t(
+        "list", "the NVIDIA driver's non-Xid fault records (nvrm_log.py)", items="object"
+    ),
+    "kernel_log.nvrm_events.*.kind": _t("text", "which NVRM record it is (nvrm_log.CATALOGUE)"),
+    "kernel_log.nvrm_events.*.text": _t("text", "the NVRM record, which names the fault"),
+    "kernel_log.nvrm_events.*.bus_id": _t(
+        "text", "the PCI address of the GPU the record names (null: it names none)", nullable=True
+    ),
     "host.virtualization": _t(
         "choice",
         "whether a hypervisor sits under this host (systemd-detect-virt, else the CPU flag)",
@@ -395,6 +416,7 @@ def how_to_read(path: str, vendor: str | None = None) -> str:
     if first == "devices" and vendor == "amd":
         return AMDSMI
     others = {"kernel_log": KERNEL_LOG, "host_limits": HOST_LIMITS, "fabric": FABRIC}
+    others["uptime"] = UPTIME
     return {"devices": NVML, "host": HOST, "software": TORCH, "smoke": SMOKE, **others}.get(
         first, TOPO
     )

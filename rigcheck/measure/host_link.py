@@ -8,6 +8,7 @@ per copy, as nvbandwidth uses.
 
 from __future__ import annotations
 
+from rigcheck.measure import pinned as pinned_memory
 from rigcheck.measure.device import MeasuredDevice
 from rigcheck.measure.measurement import Measurement, rates
 from rigcheck.measure.numa import on_cpus
@@ -32,14 +33,21 @@ def copy_into(dst, src, non_blocking: bool) -> None:
 
 
 def host_buffers():
-    """(pinned, pageable) host buffers of random bytes, never zeros; a random 4 MiB block
-    tiled, as drawing 512 MiB takes seconds. Both first touched by the calling thread."""
+    """(pinned, pageable, what is known of the pinned block) host buffers of random bytes, never
+    zeros; a random 4 MiB block tiled, as drawing 512 MiB takes seconds. Both first touched by
+    the calling thread; the pinned one new memory, not a cached block (pinned.py)."""
     import torch
 
     block = torch.randint(1, 256, (4 * MIB,), dtype=torch.uint8)
-    pinned = torch.empty(COPY_BYTES, dtype=torch.uint8, pin_memory=True)
+    pinned, known = pinned_memory.allocate(COPY_BYTES)
     pinned.view(-1, block.numel()).copy_(block)
-    return pinned, pinned.clone()
+    # clone() allocates with src.options(), which never carries pinned_memory (aten/src/ATen/
+    # native/TensorFactories.cpp, clone -> empty_strided(sizes, strides, src.options())): the
+    # copy is pageable. Checked, since a pinned "pageable" buffer would report a pinned figure.
+    pageable = pinned.clone()
+    if pageable.is_pinned():
+        raise AssertionError("torch pinned the clone: the pageable copy would be a pinned one")
+    return pinned, pageable, known
 
 
 def _link(device: MeasuredDevice, timer: Timer, direction: str) -> Measurement:
@@ -47,7 +55,8 @@ def _link(device: MeasuredDevice, timer: Timer, direction: str) -> Measurement:
 
     # On the GPU's own NUMA node (rigcheck/measure/numa.py): a buffer on the far socket
     # would make a healthy GPU of that socket the slow one in the spread check.
-    (pinned, pageable), placement = on_cpus(device.host_cpus, host_buffers, device.numa_node)
+    (pinned, pageable, block), bound = on_cpus(device.host_cpus, host_buffers, device.numa_node)
+    placement = pinned_memory.placement(bound, block)
     on_device = pinned.to(timer.device).roll(1)  # other bytes than the host's, for the check
 
     def copy(host, non_blocking):

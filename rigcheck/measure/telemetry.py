@@ -11,7 +11,7 @@ import statistics
 import threading
 from typing import Any
 
-from rigcheck.facts.nvml import THROTTLE_REASONS, newest
+from rigcheck.facts.nvml import THROTTLE_REASONS, _optional, newest
 from rigcheck.measure.device import MeasuredDevice
 
 INTERVAL_S = 0.05
@@ -75,11 +75,13 @@ REASONS = ["nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocks
 
 def read_sample(nvml, handle) -> dict[str, Any]:
     mask = newest(nvml, REASONS, handle)
+    # A vGPU guest may not read the power draw (NotSupported): the rest of the sample stands.
+    draw = _optional(nvml, lambda: nvml.nvmlDeviceGetPowerUsage(handle))
     return {
         "sm_mhz": nvml.nvmlDeviceGetClockInfo(handle, nvml.NVML_CLOCK_SM),
         "mem_mhz": nvml.nvmlDeviceGetClockInfo(handle, nvml.NVML_CLOCK_MEM),
         "temperature_c": nvml.nvmlDeviceGetTemperature(handle, nvml.NVML_TEMPERATURE_GPU),
-        "power_w": nvml.nvmlDeviceGetPowerUsage(handle) / 1000.0,
+        "power_w": None if draw is None else draw / 1000.0,
         "power_limit_w": nvml.nvmlDeviceGetEnforcedPowerLimit(handle) / 1000.0,
         "sm_max_mhz": nvml.nvmlDeviceGetMaxClockInfo(handle, nvml.NVML_CLOCK_SM),
         "throttle_reasons": [name for bit, name in THROTTLE_REASONS.items() if mask & bit],
@@ -99,7 +101,9 @@ def summarise(samples: list[dict[str, Any]], unavailable: str | None = None) -> 
         "sm_max_mhz": samples[-1]["sm_max_mhz"],
         "mem_mhz_median": statistics.median(s["mem_mhz"] for s in samples),
         "temperature_c_max": max(s["temperature_c"] for s in samples),
-        "power_w_max": max(s["power_w"] for s in samples),
+        "power_w_max": max(
+            (s["power_w"] for s in samples if s["power_w"] is not None), default=None
+        ),
         "power_limit_w": samples[-1]["power_limit_w"],
         "throttle_reasons": reasons,
         "unavailable": unavailable,
@@ -113,9 +117,11 @@ def explain(summary: dict[str, Any] | None) -> str:
     if not summary.get("samples"):
         return summary.get("unavailable") or "no telemetry recorded"
     throttle = ", ".join(summary["throttle_reasons"]) or "none"
+    draw = summary["power_w_max"]
+    power = "power draw not readable" if draw is None else f"{draw:.0f} W max"
     return (
         f"during the run: SM clock {summary['sm_mhz_median']:,.0f} MHz median "
         f"(min {summary['sm_mhz_min']:,}, max {summary['sm_max_mhz']:,}), "
-        f"{summary['temperature_c_max']} C max, {summary['power_w_max']:.0f} W max of "
+        f"{summary['temperature_c_max']} C max, {power} of "
         f"{summary['power_limit_w']:.0f} W limit, throttle reasons: {throttle}"
     )

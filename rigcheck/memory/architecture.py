@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from rigcheck.memory.errors import ConfigError
 
-NORMS = ("rms", "layer")
+NORMS = ("rms", "layer", "gemma")  # gemma: an RMSNorm that keeps its output in fp32, (1 + w)
 BIASES = ("none", "qkv", "attn", "all")  # attn: q, k, v, o (Llama's attention_bias)
 
 
@@ -29,6 +29,7 @@ class Architecture:
     bias: str = "none"  # "qkv": biases on q, k, v only (Qwen2); "all": every linear (GPT-2)
     positions: int = 0  # learned absolute position embeddings (GPT-2: 1024); 0 with rotary
     fused_qkv: bool = False  # one h x 3h matrix (GPT-2's c_attn): same count, different LoRA
+    fused_gate_up: bool = False  # one 2f x h matrix (Phi-3's gate_up_proj): same count
     dropout: bool = False  # dropout layers in training (GPT-2): 1-byte masks in activations
     head_dim: int = 0  # 0: hidden // heads
     max_positions: int = 0  # max_position_embeddings; 0: unknown (no sequence-length check)
@@ -41,6 +42,17 @@ class Architecture:
     # a shared expert's width (Qwen2-MoE, with a 1-wide sigmoid gate), experts each token uses,
     # and the layers that keep a dense MLP of mlp_width instead (Qwen2-MoE's mlp_only_layers).
     experts: int = 0
+    # A pre-quantized checkpoint's format (checkpoint_formats.CheckpointFormat), None for 16 bit.
+    checkpoint: object = None
+    attn_softcap: bool = False  # Gemma-2's tanh soft-capping of the attention logits
+    shared_expert_gate: bool = True  # Qwen2-MoE's 1-wide gate on its shared expert; DeepSeek: none
+    # Multi-head latent attention (DeepSeek-V2/V3), on when kv_lora_rank > 0: queries through a
+    # q_lora_rank bottleneck (0: one q_proj), keys and values from one kv_lora_rank latent plus a
+    # rope_head_dim key shared by every head; head_dim is then the no-rope part of a query head.
+    q_lora_rank: int = 0
+    kv_lora_rank: int = 0
+    rope_head_dim: int = 0
+    v_head_dim: int = 0
     expert_mlp_width: int = 0
     shared_expert_width: int = 0
     experts_per_token: int = 0
@@ -89,9 +101,21 @@ class Architecture:
         return self.head_dim or self.hidden // self.heads
 
     @property
+    def mla(self) -> bool:
+        """Multi-head latent attention (DeepSeek-V2/V3)."""
+        return self.kv_lora_rank > 0
+
+    @property
     def q_width(self) -> int:
-        """Width of the query projection's output (heads x head_dim)."""
-        return self.heads * self.dim
+        """Width of the query projection's output (heads x head_dim; MLA: with the rope part)."""
+        return self.heads * (self.dim + self.rope_head_dim)
+
+    @property
+    def kv_cache_width(self) -> int:
+        """Elements one layer caches per token: K and V of every KV head; MLA: the latent and
+        the shared rope key, once for all heads (vLLM MLAAttentionSpec, one "head" of
+        kv_lora_rank + qk_rope_head_dim)."""
+        return self.kv_lora_rank + self.rope_head_dim if self.mla else 2 * self.kv_width
 
     @property
     def kv_width(self) -> int:
@@ -131,21 +155,41 @@ class Linear:
     d_out: int
 
 
+def _mla_linears(arch: Architecture) -> list[Linear]:
+    """DeepSeek's attention (transformers 5.23 DeepseekV3Attention): q_a/q_b (or q),
+    kv_a_proj_with_mqa, kv_b (no-rope keys and values of every head from the latent), o."""
+    h, q, latent = arch.hidden, arch.q_width, arch.kv_lora_rank
+    if arch.q_lora_rank:
+        out = [Linear("q_a", h, arch.q_lora_rank), Linear("q_b", arch.q_lora_rank, q)]
+    else:
+        out = [Linear("q", h, q)]
+    out.append(Linear("kv_a", h, latent + arch.rope_head_dim))
+    out.append(Linear("kv_b", latent, arch.heads * (arch.dim + arch.v_head_dim)))
+    return [*out, Linear("o", arch.heads * arch.v_head_dim, h)]
+
+
 def linears(arch: Architecture) -> tuple[Linear, ...]:
     """The matrices of one decoder layer, by canonical name."""
     h, f = arch.hidden, arch.mlp_width
-    if arch.fused_qkv:
+    if arch.mla:
+        attention = _mla_linears(arch)
+    elif arch.fused_qkv:
         attention = [Linear("qkv", h, arch.q_width + 2 * arch.kv_width)]
     else:
         attention = [Linear(n, h, w) for n, w in (("q", arch.q_width), ("k", arch.kv_width))]
         attention.append(Linear("v", h, arch.kv_width))
-    attention.append(Linear("o", arch.q_width, h))
-    mlp = [Linear("gate", h, f)] if arch.gated_mlp else []
-    mlp += [Linear("up", h, f), Linear("down", f, h)]
+    if not arch.mla:
+        attention.append(Linear("o", arch.q_width, h))
+    if arch.gated_mlp and arch.fused_gate_up:
+        mlp = [Linear("gate_up", h, 2 * f)]
+    else:
+        mlp = [Linear("gate", h, f)] if arch.gated_mlp else []
+        mlp.append(Linear("up", h, f))
+    mlp.append(Linear("down", f, h))
     return (*attention, *mlp)
 
 
-ATTENTION_LINEARS = ("q", "k", "v", "qkv", "o")
+ATTENTION_LINEARS = ("q", "k", "v", "qkv", "o", "q_a", "q_b", "kv_a", "kv_b")
 _BIASED = {"none": (), "qkv": ("q", "k", "v", "qkv"), "attn": ATTENTION_LINEARS}
 
 
@@ -175,7 +219,9 @@ def _experts(arch: Architecture) -> list[TensorGroup]:
         s = arch.shared_expert_width
         for name, shape in (("gate", (s, h)), ("up", (s, h)), ("down", (h, s))):
             groups.append(TensorGroup(f"layers.shared_expert.{name}", shape, n, "linear"))
-        groups.append(TensorGroup("layers.shared_expert_gate.weight", (1, h), n, "router"))
+        # an nn.Linear(h, 1), unlike the router: bitsandbytes quantizes it
+        if arch.shared_expert_gate:
+            groups.append(TensorGroup("layers.shared_expert_gate.weight", (1, h), n, "linear"))
     return groups
 
 
@@ -199,6 +245,9 @@ def tensor_groups(arch: Architecture) -> tuple[TensorGroup, ...]:
         groups += _norms(arch, f"layers.norm{i + 1}", L)
     if arch.qk_norm:
         groups += [TensorGroup(f"layers.{n}_norm.weight", (arch.dim,), L, "norm") for n in "qk"]
+    if arch.mla:  # RMSNorms on the two latents
+        latents = (("q_a", arch.q_lora_rank), ("kv_a", arch.kv_lora_rank))
+        groups += [TensorGroup(f"layers.{n}_norm", (w,), L, "norm") for n, w in latents if w]
     groups += _norms(arch, "final_norm", 1)
     if not arch.tied_embeddings:
         groups.append(TensorGroup("lm_head", (arch.vocab, h), 1, "lm_head"))
@@ -220,8 +269,9 @@ def active_parameter_count(arch: Architecture) -> int:
 def largest_layer_params(arch: Architecture) -> int:
     """Parameters of the largest single module (its weight and bias), as DeepSpeed's
     model_to_params counts it (deepspeed/runtime/zero/stage3.py, 0.19.8): what ZeRO-3 gathers.
-    A fused expert tensor (transformers 5 stores a layer's experts as one 3-D parameter) counts
-    whole."""
-    sizes = [g.numel for g in tensor_groups(arch) if g.role != "expert"]
-    experts = [g.numel * arch.experts for g in tensor_groups(arch) if g.role == "expert"]
-    return max(sizes + experts)
+    transformers 5 keeps a layer's routed experts as one module holding two 3-D parameters
+    (gate_up_proj and down_proj), so all of a layer's experts are one unit."""
+    groups = tensor_groups(arch)
+    sizes = [g.numel for g in groups if g.role != "expert"]
+    experts = sum(g.numel for g in groups if g.role == "expert") * arch.experts
+    return max([*sizes, experts])

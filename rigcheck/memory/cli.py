@@ -13,18 +13,27 @@ from typing import NoReturn
 
 from rigcheck.errors import RigcheckError
 from rigcheck.memory.activations import ATTENTION, RECOMPUTE
+from rigcheck.memory.advice import advise
+from rigcheck.memory.advice_report import print_advice
 from rigcheck.memory.architecture import Architecture
 from rigcheck.memory.errors import ConfigError
 from rigcheck.memory.estimate import DEFAULT_OVERHEAD_BYTES, Estimate, Job, estimate
 from rigcheck.memory.frameworks import CONVENTIONS, DEFAULT_FRAMEWORK, FRAMEWORKS
 from rigcheck.memory.hf_config import cached_config, load_hf_config
-from rigcheck.memory.inference import ENGINES, KV_DTYPES
+from rigcheck.memory.inference import (
+    ENGINES,
+    KV_DTYPES,
+    VLLM_GPU_MEMORY_UTILIZATION,
+    VLLM_MAX_NUM_BATCHED_TOKENS,
+)
 from rigcheck.memory.lora import parse_targets
 from rigcheck.memory.model_state import METHODS
 from rigcheck.memory.optimizers import OPTIMIZERS
 from rigcheck.memory.precision import PRECISIONS
 from rigcheck.memory.presets import PRESETS, preset
 from rigcheck.memory.report import print_table
+from rigcheck.memory.time_report import print_time
+from rigcheck.memory.time_to_train import add_time_arguments, rates_from_args, time_to_train
 from rigcheck.memory.units import parse_size
 from rigcheck.paths import output_problem
 
@@ -32,7 +41,8 @@ _COUNT_SUFFIXES = {"": 1, "k": 10**3, "m": 10**6, "b": 10**9, "t": 10**12}
 
 
 MAX_PARAMS = 10**15
-NOT_JOB = ("func", "json", "command", "output")  # options of the command, not of the job
+NOT_JOB = ("func", "json", "command", "output", "tokens", "steps", "matmul_tflops",
+           "achieved_fraction", "busbw")  # fmt: skip  # options of the command, not of the job
 
 
 def parse_count(text: str) -> int:
@@ -121,8 +131,14 @@ def add_fit_arguments(parser: argparse.ArgumentParser) -> None:
     job.add_argument("--kv-dtype", choices=list(KV_DTYPES), help="default: the weights' dtype")
     job.add_argument("--engine", choices=ENGINES, default="vllm", help="inference (default vllm)")
     job.add_argument(
-        "--gpu-memory-utilization", type=float, default=0.9, metavar="F",
-        help="vLLM: the share of the device the engine may use (default 0.9)",
+        "--gpu-memory-utilization", type=float, default=VLLM_GPU_MEMORY_UTILIZATION,
+        metavar="F",
+        help=f"vLLM: the share of the device the engine may use "
+        f"(default {VLLM_GPU_MEMORY_UTILIZATION})",
+    )  # fmt: skip
+    job.add_argument(
+        "--max-num-batched-tokens", type=int, default=VLLM_MAX_NUM_BATCHED_TOKENS, metavar="N",
+        help=f"vLLM: tokens one step may schedule (default {VLLM_MAX_NUM_BATCHED_TOKENS})",
     )  # fmt: skip
     job.add_argument("--block-size", type=int, default=16, help="vLLM KV block tokens (16)")
     job.add_argument(
@@ -133,6 +149,7 @@ def add_fit_arguments(parser: argparse.ArgumentParser) -> None:
     device.add_argument("--device", metavar="CLASS", help="a device class from expected/")
     device.add_argument("--vram", type=_argtype(_positive_size), metavar="SIZE", help="e.g. 80GiB")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    add_time_arguments(parser)
 
 
 def resolve_model(name: str) -> Architecture:
@@ -188,6 +205,7 @@ def job_from_args(args: argparse.Namespace) -> Job:
         engine=args.engine,
         gpu_memory_utilization=args.gpu_memory_utilization,
         block_size=args.block_size,
+        max_num_batched_tokens=args.max_num_batched_tokens,
         **_parallel(args),
         batch=args.batch,
         seq=seq,
@@ -228,6 +246,10 @@ def fit_report(args: argparse.Namespace, job: Job, result: Estimate, device: int
             + (f", {job.block_size}-token blocks" if job.engine == "vllm" else "")
         )
     out["dp"] = job.dp
+    out.update(batch=job.batch, seq=job.seq, advice=advise(job, usable))
+    if getattr(args, "tokens", None) or getattr(args, "steps", None):
+        rates = rates_from_args(args, job.precision)
+        out["time"] = time_to_train(job, rates, int(args.tokens or 0), args.steps or 0)
     out["job"] = {k: v for k, v in vars(args).items() if k not in NOT_JOB}
     if isinstance(job.lora_targets, tuple):
         out["job"]["lora_targets"] = list(job.lora_targets)
@@ -255,6 +277,8 @@ def run_fit(args: argparse.Namespace) -> int:
         print(json.dumps(report))
     else:
         print_table(report)
+        print_advice(report)
+        print_time(report)
     return 0 if report["fits"] else 1
 
 

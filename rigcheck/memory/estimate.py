@@ -10,15 +10,24 @@ from rigcheck.memory.architecture import (
     largest_layer_params,
     tensor_groups,
 )
+from rigcheck.memory.checkpoint_formats import weights_bytes as checkpoint_weights_bytes
 from rigcheck.memory.errors import ConfigError
 from rigcheck.memory.inference import (
     ENGINES,
+    VLLM_GPU_MEMORY_UTILIZATION,
+    VLLM_MAX_NUM_BATCHED_TOKENS,
     inference_activation_bytes,
     kv_cache_bytes,
     kv_element_bytes,
 )
 from rigcheck.memory.lora import adapter_groups, default_targets
-from rigcheck.memory.model_state import METHODS, ModelState, frozen_state, model_state
+from rigcheck.memory.model_state import (
+    METHODS,
+    ModelState,
+    frozen_state,
+    model_state,
+    trainable_state,
+)
 from rigcheck.memory.optimizers import check_optimizer, optimizer_state_bytes
 from rigcheck.memory.parallel import Parallel, check_parallel, kv_heads_per_gpu, rank_groups
 from rigcheck.memory.precision import precision
@@ -62,8 +71,9 @@ class Job:
     cp: int = 1
     sp: bool = False  # Megatron sequence parallelism (with tp): splits the norm/dropout activations
     engine: str = "vllm"  # inference: vllm (pre-allocates, in blocks) or hf (exact tokens)
-    gpu_memory_utilization: float = 0.9  # vLLM's default: the share of the device it may use
+    gpu_memory_utilization: float = VLLM_GPU_MEMORY_UTILIZATION  # the share vLLM may use
     block_size: int = 16  # vLLM's default KV block, in tokens
+    max_num_batched_tokens: int = VLLM_MAX_NUM_BATCHED_TOKENS  # vLLM: tokens a step may add
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -113,6 +123,12 @@ def _validate_combinations(job: Job) -> None:
             "(max_position_embeddings)"
         )
     check_parallel(job.arch, job.parallel, job.gpus)
+    quantized = job.arch is not None and job.arch.checkpoint is not None
+    if quantized and not job.inference and job.method != "lora":
+        raise ConfigError(
+            f"this checkpoint is pre-quantized ({job.arch.checkpoint.method}) and frozen: "
+            "train adapters on it with --method lora, or serve it with --inference"
+        )
     if job.inference:
         if job.zero or job.offload_optimizer or job.offload_params:
             raise ConfigError("--inference keeps no optimizer: drop --zero and --offload-*")
@@ -121,8 +137,8 @@ def _validate_combinations(job: Job) -> None:
                 f"--engine in {ENGINES}; --gpu-memory-utilization in (0, 1], "
                 f"got {job.gpu_memory_utilization}"
             )
-        if job.block_size < 1:
-            raise ConfigError(f"--block-size must be >= 1, got {job.block_size}")
+        if job.block_size < 1 or job.max_num_batched_tokens < 1:
+            raise ConfigError("--block-size and --max-num-batched-tokens must be >= 1")
         return
     fw.check_framework(job.framework, job.zero, job.offload_optimizer, job.offload_params)
 
@@ -193,8 +209,16 @@ def unsharded_state(job: Job) -> ModelState:
     """Weights, grads, master and optimizer state of the whole model, on one device."""
     base, adapters = base_groups(job), _adapters(job)
     prec = precision(job.precision)
+    if job.arch is not None and job.arch.checkpoint is not None:  # frozen, in its own format
+        frozen = ModelState(sum(g.total for g in base), 0, _checkpoint_bytes(job, base), 0, 0, 0)
+        return frozen + trainable_state(adapters, prec, job.optimizer)
     kbit_prep = not job.inference  # training QLoRA runs prepare_model_for_kbit_training
     return model_state(base, adapters, job.method, prec, job.optimizer, job.double_quant, kbit_prep)
+
+
+def _checkpoint_bytes(job: Job, groups: tuple[TensorGroup, ...]) -> int:
+    """A pre-quantized checkpoint's weights; what it leaves unquantized stays 16-bit."""
+    return checkpoint_weights_bytes(groups, job.arch.checkpoint, 2)
 
 
 def estimate(job: Job) -> Estimate:
@@ -217,6 +241,9 @@ def _counts(job: Job, only: str = "all") -> fw.Counts:
     frozen_weights = frozen_state(
         frozen, precision(job.precision), bits, kbit_fp32=bits is not None
     )
+    if job.arch is not None and job.arch.checkpoint is not None:
+        checkpoint = _checkpoint_bytes(job, frozen)
+        frozen_weights = replace(frozen_weights, weights_bytes=checkpoint)
     n = sum(g.total for g in trainable)
     cast_roles = ("linear", "lm_head", "bias", "adapter", "expert", "router", "flat")
     tied = job.arch is not None and job.arch.tied_embeddings and job.method == "full"
@@ -308,10 +335,9 @@ def _inference(job: Job) -> Estimate:
     state = unsharded_state(replace(job, method="qlora" if job.method == "qlora" else "full"))
     arch, tp = job.arch, job.tp
     element = precision(job.precision).activation_bytes
-    kv_bytes = kv_element_bytes(job.kv_dtype) if job.kv_dtype else element
-    block = job.block_size if job.engine == "vllm" else 1
-    kv = kv_cache_bytes(_kv_share(arch, tp, job.pp), job.seq, job.batch, kv_bytes, block)
-    acts = inference_activation_bytes(arch, job.seq, job.batch, element)
+    kv = job.batch * kv_bytes_per_request(job, job.seq)
+    step = job.max_num_batched_tokens if job.engine == "vllm" else 0
+    acts = inference_activation_bytes(arch, job.seq, job.batch, element, step)
     return Estimate(
         params=parameter_total(job),
         trainable_params=0,
@@ -328,10 +354,24 @@ def _inference(job: Job) -> Estimate:
     )
 
 
+def kv_bytes_per_request(job: Job, tokens: int, full_attention: bool = False) -> int:
+    """KV cache bytes one GPU reserves for one request of `tokens` tokens (vLLM: whole blocks);
+    full_attention: as if no layer slid (vLLM's per-token page size, for its token count)."""
+    element = precision(job.precision).activation_bytes
+    kv_bytes = kv_element_bytes(job.kv_dtype) if job.kv_dtype else element
+    block = job.block_size if job.engine == "vllm" else 1
+    share = _kv_share(job.arch, job.tp, job.pp)
+    if full_attention:
+        share = replace(share, sliding_window=0, sliding_layers=0)
+    return kv_cache_bytes(share, tokens, 1, kv_bytes, block, job.max_num_batched_tokens)
+
+
 def _kv_share(arch: Architecture, tp: int, pp: int) -> Architecture:
     """The layers and KV heads one GPU caches."""
     layers = ceil_div(arch.layers, pp)
     sliding = min(layers, ceil_div(arch.sliding_layers, pp))
+    if arch.mla:  # the latent is one "head": every tensor-parallel rank caches it whole
+        return replace(arch, layers=layers, sliding_layers=sliding)
     kv = kv_heads_per_gpu(arch, tp)
     return replace(
         arch, layers=layers, sliding_layers=sliding, kv_heads=kv, heads=kv, head_dim=arch.dim

@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 
 from rigcheck.memory.architecture import Architecture
+from rigcheck.memory.checkpoint_formats import from_quantization_config
 from rigcheck.memory.errors import ConfigError
 
 # model_type -> what differs from the Llama layout. Families not listed are refused by name.
@@ -20,13 +21,15 @@ _FAMILIES = {
     "mistral": {},
     "qwen2": {"bias": "qkv"},
     "qwen3": {"qk_norm": True},
-    "gemma": {},
-    "gemma2": {"norms_per_layer": 4},
-    "gemma3_text": {"norms_per_layer": 4, "qk_norm": True},
-    "phi3": {},
+    "gemma": {"norm": "gemma"},
+    "gemma2": {"norm": "gemma", "norms_per_layer": 4},
+    "gemma3_text": {"norm": "gemma", "norms_per_layer": 4, "qk_norm": True},
+    "phi3": {"fused_qkv": True, "fused_gate_up": True},  # qkv_proj, gate_up_proj
     "mixtral": {},
     "qwen2_moe": {"bias": "qkv"},
     "qwen3_moe": {"qk_norm": True},
+    "deepseek_v2": {},  # multi-head latent attention, shared experts: see _mla and _moe
+    "deepseek_v3": {},
 }
 
 
@@ -39,33 +42,64 @@ def _get(config: dict, *names: str, default: object = None) -> object:
     return default
 
 
+# Every pattern-th layer attends fully, the others slide, when a config gives no layer_types:
+# transformers 5.23 Gemma2Config (every second) and Gemma3TextConfig (sliding_window_pattern,
+# default 6) build layer_types as "sliding" if (i + 1) % pattern else "full".
+_DEFAULT_PATTERN = {"gemma2": 2, "gemma3_text": 6}
+
+
 def _sliding(config: dict, layers: int) -> tuple[int, int]:
-    """(window, layers using it): from layer_types when given, else every layer (Mistral)."""
+    """(window, layers using it): from layer_types when given, else from the family's pattern
+    (Gemma-2/3), else every layer (Mistral)."""
     window = config.get("sliding_window") or 0
-    if config.get("use_sliding_window") is False:
+    if not window or config.get("use_sliding_window") is False:
         return 0, 0
     types = config.get("layer_types")
-    if window and isinstance(types, list):
+    if isinstance(types, list):
         return window, sum(t == "sliding_attention" for t in types)
-    if window and config.get("model_type") == "gemma2":
-        return window, layers // 2  # transformers: every even layer (0, 2, ...) slides
-    return window, layers if window else 0
+    pattern = config.get("sliding_window_pattern") or _DEFAULT_PATTERN.get(config.get("model_type"))
+    if pattern:
+        return window, sum(1 for i in range(layers) if (i + 1) % int(pattern))
+    return window, layers
 
 
 def _moe(config: dict, layers: int) -> dict:
-    experts = config.get("num_local_experts") or config.get("num_experts") or 0
+    experts = (
+        config.get("num_local_experts")
+        or config.get("num_experts")
+        or config.get("n_routed_experts")  # DeepSeek
+        or 0
+    )
     if not experts:
         return {}
     top_k = _get(config, "num_experts_per_tok")
     step = config.get("decoder_sparse_step") or 1
     dense_only = set(config.get("mlp_only_layers") or [])
-    dense = sum(1 for i in range(layers) if i in dense_only or (i + 1) % step)
+    first_moe = config.get("first_k_dense_replace") or 0  # DeepSeek: the first k stay dense
+    dense = sum(1 for i in range(layers) if i in dense_only or (i + 1) % step or i < first_moe)
+    moe_width = config.get("moe_intermediate_size") or 0
+    shared = config.get("shared_expert_intermediate_size") or 0
+    if config.get("n_shared_experts"):  # DeepSeek: one MLP n_shared times as wide, no gate
+        shared = moe_width * config["n_shared_experts"]
     return {
         "experts": experts,
         "experts_per_token": top_k,
-        "expert_mlp_width": config.get("moe_intermediate_size") or 0,
-        "shared_expert_width": config.get("shared_expert_intermediate_size") or 0,
+        "expert_mlp_width": moe_width,
+        "shared_expert_width": shared,
+        "shared_expert_gate": not config.get("n_shared_experts"),
         "dense_layers": dense,
+    }
+
+
+def _mla(config: dict) -> dict:
+    """DeepSeek-V2/V3's multi-head latent attention (transformers 5.23 DeepseekV3Config)."""
+    if not config.get("kv_lora_rank"):
+        return {}
+    return {
+        "q_lora_rank": int(config.get("q_lora_rank") or 0),  # None: one q_proj (V2-Lite)
+        "kv_lora_rank": int(config["kv_lora_rank"]),
+        "rope_head_dim": int(_get(config, "qk_rope_head_dim")),
+        "v_head_dim": int(_get(config, "v_head_dim")),
     }
 
 
@@ -73,6 +107,7 @@ def from_hf_config(config: dict) -> Architecture:
     """The Architecture a decoder-only config.json describes; a ConfigError says what is wrong."""
     if not isinstance(config, dict):
         raise ConfigError("config.json must hold a JSON object")
+    quantization = config.get("quantization_config")  # at the top, also for multimodal wrappers
     config = config.get("text_config") or config  # multimodal wrappers keep the LM inside
     family = config.get("model_type")
     if family not in _FAMILIES:
@@ -95,13 +130,18 @@ def from_hf_config(config: dict) -> Architecture:
             kv_heads=int(config.get("num_key_value_heads") or heads),
             mlp_width=int(_get(config, "intermediate_size")),
             tied_embeddings=bool(config.get("tie_word_embeddings", family.startswith("gemma"))),
-            head_dim=int(config.get("head_dim") or 0),
+            head_dim=int(
+                (config.get("qk_nope_head_dim") if _mla(config) else config.get("head_dim")) or 0
+            ),
             max_positions=int(config.get("max_position_embeddings") or 0),
             mlp_bias=bool(config.get("mlp_bias", False)),
             sliding_window=window,
             sliding_layers=sliding,
+            checkpoint=from_quantization_config(quantization) if quantization else None,
             **kw,
             **_moe(config, layers),
+            **_mla(config),
+            attn_softcap=bool(config.get("attn_logit_softcapping")),
         )
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"config.json: {exc}") from None

@@ -3,12 +3,17 @@
 KV cache = 2 (K and V) x layers x kv_heads x head_dim x tokens x batch x bytes per element, so
 GQA needs kv_heads/heads of the multi-head cache and MQA 1/heads of it. vLLM allocates whole blocks
 of tokens (block_size 16 by default, vllm/config/cache.py); the default of 1 counts tokens exactly.
-Sliding-window layers (Mistral, Gemma-2) keep at most their window (plus one block) of tokens, as
-vLLM v1's hybrid KV cache manager and transformers' sliding-window cache do.
+Sliding-window layers (Mistral, Gemma-2/3) keep at most their window of tokens in transformers'
+sliding-window cache (--engine hf). vLLM reserves more per request: the window less one token plus
+the tokens a scheduler step may add (max_num_batched_tokens, chunked prefill), capped at the
+request's length, plus one block because the window need not start at a block boundary
+(vllm/v1/kv_cache_interface.py SlidingWindowSpec.max_memory_usage_bytes, vllm-project/vllm at
+commit 001cabc1, the 0.33 line).
 
 vLLM pre-allocates: the engine starts only if weights, the profiled activation peak, the CUDA
-context and at least one request's KV blocks fit in gpu_memory_utilization (default 0.9,
-vllm/engine/arg_utils.py) of the device; "fits" for --engine vllm is judged against that share.
+context and at least one request's KV blocks fit in gpu_memory_utilization of the device (default
+0.92 since the 0.33 line: vllm/config/cache.py CacheConfig, vllm-project/vllm at commit
+002f10e0); "fits" for --engine vllm is judged against that share.
 """
 
 from rigcheck.memory.architecture import Architecture
@@ -29,29 +34,53 @@ def kv_element_bytes(name: str) -> int:
         ) from None
 
 
+VLLM_GPU_MEMORY_UTILIZATION = 0.92  # vllm/config/cache.py, the 0.33 line
+# vLLM's default max_num_batched_tokens: 8192 for `vllm serve` on >= 70 GiB GPUs other than A100,
+# and for the offline LLM class elsewhere (vllm/engine/arg_utils.py get_batch_defaults).
+VLLM_MAX_NUM_BATCHED_TOKENS = 8192
+
+
 def kv_cache_bytes(
-    arch: Architecture, tokens: int, batch: int, element_bytes: int, block_tokens: int = 1
+    arch: Architecture,
+    tokens: int,
+    batch: int,
+    element_bytes: int,
+    block_tokens: int = 1,
+    inflight: int = 0,
 ) -> int:
-    """Bytes of K and V for `batch` sequences of `tokens` tokens each, in whole blocks."""
+    """Bytes of K and V for `batch` sequences of `tokens` tokens each, in whole blocks.
+
+    block_tokens > 1 is vLLM's paged cache, where a sliding-window layer reserves the window,
+    `inflight` scheduled tokens and one block more; block_tokens = 1 caches tokens exactly.
+    """
     full = ceil_div(tokens, block_tokens) * block_tokens
-    # a window straddles block boundaries: vLLM keeps one block more than the window
-    extra = block_tokens if block_tokens > 1 else 0
-    window = min(tokens, arch.sliding_window + extra) if arch.sliding_window else tokens
-    windowed = ceil_div(window, block_tokens) * block_tokens
-    layer_tokens = (arch.layers - arch.sliding_layers) * full + arch.sliding_layers * windowed
-    return 2 * arch.kv_width * layer_tokens * batch * element_bytes
+    window = _window_tokens(arch, tokens, block_tokens, inflight) if arch.sliding_window else full
+    layer_tokens = (arch.layers - arch.sliding_layers) * full + arch.sliding_layers * window
+    return arch.kv_cache_width * layer_tokens * batch * element_bytes
+
+
+def _window_tokens(arch: Architecture, tokens: int, block_tokens: int, inflight: int) -> int:
+    """Tokens a sliding-window layer holds for one request of `tokens` tokens."""
+    if block_tokens == 1 or tokens == 0:  # transformers' sliding-window cache: the window
+        return min(tokens, arch.sliding_window)
+    kept = min(arch.sliding_window - 1 + inflight, tokens)
+    return (ceil_div(kept, block_tokens) + 1) * block_tokens
 
 
 def inference_activation_bytes(
-    arch: Architecture, tokens: int, batch: int, element_bytes: int
+    arch: Architecture, tokens: int, batch: int, element_bytes: int, step_tokens: int = 0
 ) -> int:
     """The transient peak of one layer during prefill, plus fp32 logits of the last position.
 
     An estimate, not a bound: residual and normed input, then the wider of the attention
     projections (flash attention, no s x s scores) and the MLP intermediates. Nothing is kept
-    across layers without a backward pass.
+    across layers without a backward pass. step_tokens > 0 caps the tokens one forward pass
+    takes: vLLM's chunked prefill runs at most max_num_batched_tokens at a time, and profiles
+    its activation peak with exactly that many (vllm/v1/worker/gpu_model_runner.py
+    profile_run); 0 prefills every sequence whole, as transformers' generate does.
     """
     widest_attention = 2 * arch.q_width + 2 * arch.kv_width
     widest_mlp = (3 if arch.gated_mlp else 2) * arch.token_mlp_width
     per_token = 2 * arch.hidden + max(widest_attention, widest_mlp)
-    return element_bytes * tokens * batch * per_token + 4 * batch * arch.vocab
+    in_flight = min(tokens * batch, step_tokens) if step_tokens else tokens * batch
+    return element_bytes * in_flight * per_token + 4 * batch * arch.vocab

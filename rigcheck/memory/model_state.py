@@ -2,8 +2,9 @@
 
 Trainable tensors get all four; frozen tensors (the base model under LoRA and QLoRA) get weights
 only: no gradient, no master copy, no optimizer state. Under QLoRA the decoder-layer matrices are
-stored in NF4 and everything else (embeddings, lm_head, norms, biases) stays in the working dtype,
-as bitsandbytes leaves them (it replaces nn.Linear modules only, and skips lm_head).
+stored in NF4 and everything else (embeddings, lm_head, norms, biases, fused MoE experts, routers)
+stays in the working dtype, as bitsandbytes leaves them (it replaces nn.Linear modules only, and
+skips lm_head).
 """
 
 from dataclasses import dataclass
@@ -62,7 +63,11 @@ def trainable_state(groups: tuple[TensorGroup, ...], prec: Precision, optimizer:
     )
 
 
-QUANTIZED_ROLES = ("linear", "expert")  # bitsandbytes replaces nn.Linear (not lm_head)
+# bitsandbytes replaces nn.Linear modules only (not lm_head): transformers 5 keeps a layer's
+# routed experts as 3-D parameters (gate_up_proj, down_proj) and the router as a plain weight,
+# so both stay 16-bit under QLoRA (transformers 5.23 integrations/bitsandbytes.py; pinned against
+# a real 4-bit load in tests/memory/test_real_quantization.py).
+QUANTIZED_ROLES = ("linear",)
 
 
 def frozen_state(

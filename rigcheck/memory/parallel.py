@@ -18,7 +18,17 @@ from rigcheck.memory.architecture import Architecture, TensorGroup
 from rigcheck.memory.errors import ConfigError
 from rigcheck.memory.units import ceil_div
 
-_COLUMN = ("q", "k", "v", "qkv", "gate", "up")  # split along the output dimension
+_COLUMN = (
+    "q",
+    "k",
+    "v",
+    "qkv",
+    "gate",
+    "up",
+    "gate_up",
+    "q_b",
+    "kv_b",
+)  # split along the output dimension
 _ROW = ("o", "down")  # split along the input dimension; their bias stays whole
 
 

@@ -20,6 +20,7 @@ from rigcheck.jsonfile import read_json
 from rigcheck.layout import ROOT_DIR
 from rigcheck.reports.masking import masked, secrets_in
 from rigcheck.reports.outcome import OUTCOMES
+from rigcheck.reports.root_cause import root_cause
 from rigcheck.spec import Spec
 from rigcheck.verdict import FAIL, WARN
 
@@ -69,6 +70,7 @@ def build_certificate(
         "verdict": overall_verdict(checks, partial_reason is not None),
         "partial": partial_reason is not None,
         "partial_reason": partial_reason,
+        "root_cause": None,  # set below, once the verdict is final
         "exit_status": exit_status,
         "summary": summarize(checks, len(selected)),
         "run": {"rigcheck_version": rigcheck.__version__, **run},
@@ -83,6 +85,7 @@ def build_certificate(
         certificate["regressions"] = regressions
         if certificate["verdict"] != FAIL:
             certificate["verdict"] = REGRESSED
+    certificate["root_cause"] = root_cause(certificate)  # the line a drain or taint repeats
     return certificate if unmask else masked(certificate, secrets_in(machine))
 
 

@@ -123,9 +123,16 @@ def _header(c: dict[str, Any]) -> str:
         f'<div class="sub">{what} · host {escape(_host(c))} · {escape(c["run"]["started_at"])}'
         f"</div>"
         f'<div class="sub">{s["done"]} of {s["selected"]} checks: {counts}</div>{partial}'
+        f"{_root_cause(c)}"
         f"{_regressions(c)}"
         "</div></header>"
     )
+
+
+def _root_cause(c: dict[str, Any]) -> str:
+    """A failed run's root-cause line, as the terminal and a drain reason say it."""
+    cause = c.get("root_cause") if c["verdict"] == "fail" else None
+    return f'<div class="sub">root cause: {escape(cause)}</div>' if cause else ""
 
 
 def _regressions(c: dict[str, Any]) -> str:

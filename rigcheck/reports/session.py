@@ -301,9 +301,12 @@ class ReportSession:
         s = self.final["summary"]
         counts = f"{s['fail']} failed, {s['pass'] + s['warn']} passed, {s['skip']} not applicable"
         color = {"pass": "green", "warn": "yellow"}.get(self.verdict, "red")
+        # "verdict INCOMPLETE: stopped: ...", not "INCOMPLETE: incomplete: stopped: ..."
+        root = (self.final.get("root_cause") or "").removeprefix(f"{self.verdict}: ")
+        cause = f": {root}" if root else ""
         terminal.write_sep(
             "=",
-            f"rigcheck: verdict {self.verdict.upper()} ({counts}) — {shown}/report.html",
+            f"rigcheck: verdict {self.verdict.upper()}{cause} ({counts}) — {shown}/report.html",
             **{color: True, "bold": True},
         )
 

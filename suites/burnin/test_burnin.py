@@ -99,8 +99,9 @@ def test_no_xid_events(burn_in_trace, burn_in_limits):
     report(
         judged(burn_in_trace, judge.xid, burn_in_limits),
         "Xid events in the kernel log during the load",
-        "Look each code up in NVIDIA's Xid catalogue; 48, 63, 64, 74, 79, 92, 94, 95 mean the "
-        "GPU needs a reset or replacement.",
+        "Each line names NVIDIA's immediate action for its code (Xid catalogue, "
+        "rigcheck/facts/xid_catalog.py): RESET_GPU and RESTART_BM mean a reset or a reboot, "
+        "then a replacement if it recurs.",
     )
 
 

@@ -7,8 +7,9 @@ message (`amd-smi metric --ecc`, `amd-smi bad-pages`, `amd-smi xgmi`...).
 
 import pytest
 
-from rigcheck.facts.rocm import release_of, releases_apart
-from rigcheck.limits import health_limit
+from rigcheck.facts.rocm import MATRIX_SOURCE, driver_release, release_of, supported_user_space
+from rigcheck.limits import health_limit, replay_interval_s
+from rigcheck.replay_rate import too_fast
 from rigcheck.require import device_value, expected, fact, gpu_label, shown
 
 pytestmark = pytest.mark.facts
@@ -177,19 +178,26 @@ def test_amd_pcie_width(spec, amd_gpus):
     )
 
 
-def test_amd_pcie_replays_within_limit(spec, amd_gpus):
-    limit = health_limit(spec, "pcie_replays_max")
+def test_amd_pcie_replays_within_limit(spec, amd_gpus, facts):
+    """As test_counters.py::test_pcie_replays_within_limit: above the class's allowance, the
+    rate since boot against the PCIe bit-error rate (rigcheck/replay_rate.py)."""
+    allowance = health_limit(spec, "pcie_replays_max")
     high = []
     for d in amd_gpus:
         device_value(d, "pcie_link", required=True)
         replays = device_value(d, "pcie_link.replays")
-        if replays is not None and replays > limit:  # None: amdsmi's "N/A", not counted
-            high.append(f"{gpu_label(d)}: {replays} replays")
+        if replays is None or replays <= allowance:  # None: amdsmi's "N/A", not counted
+            continue
+        link = [device_value(d, f"pcie_link.{k}") for k in ("gen_max", "width_current")]
+        found = too_fast(replays, replay_interval_s(facts), *link)
+        if found:
+            high.append(f"{gpu_label(d)}: {found}")
     assert not high, (
-        f"PCIe replays above {limit:.0f} since the driver loaded: {'; '.join(high)}. Each replay "
-        "is a packet the link had to resend: a marginal riser, cable or slot at this link speed. "
-        "`amd-smi metric --pcie` shows them; reseat the card and riser, and if the count keeps "
-        "rising ask the provider to service the slot."
+        f"PCIe replays above {allowance:.0f} and faster than the PCIe bit-error rate (1e-12) "
+        f"allows since boot: {'; '.join(high)}. Each replay is a packet the link had to resend: "
+        "a marginal riser, cable or slot at this link speed. `amd-smi metric --pcie` shows "
+        "them; reseat the card and riser, and if the count keeps rising ask the provider to "
+        "service the slot."
     )
 
 
@@ -240,8 +248,7 @@ def test_amd_firmware_identical_across_gpus(amd_gpus):
 
 
 def test_torch_rocm_within_kernel_driver_window(spec, facts, amd_gpus):
-    """torch's ROCm against the host's, by AMD's +/- 2 releases rule (rigcheck/facts/rocm.py)."""
-    window = health_limit(spec, "rocm_user_kernel_window_releases")
+    """torch's ROCm against the host's kernel driver, by AMD's support matrix (rocm.py)."""
     hip = fact(facts, "software.torch.hip_version")
     if hip is None:
         pytest.fail(
@@ -251,25 +258,28 @@ def test_torch_rocm_within_kernel_driver_window(spec, facts, amd_gpus):
         )
     fact(facts, "software.rocm")
     installed = fact(facts, "software.rocm.installed")
-    driver = fact(facts, "software.rocm.kernel_driver")
-    if installed is None:
+    kernel_driver = fact(facts, "software.rocm.kernel_driver")
+    driver = driver_release(kernel_driver, installed)
+    if driver is None:
         pytest.skip(
-            "no ROCm release on the host (/opt/rocm/.info/version): the kernel driver "
-            f"({driver}) cannot be placed on AMD's release list; `amd-smi version` names it"
+            "no ROCm release on the host (/opt/rocm/.info/version) and an amdgpu driver "
+            f"({kernel_driver}) that names no release of its own: it cannot be placed in AMD's "
+            "support matrix; `amd-smi version` names it"
         )
-    torch_release, host_release = release_of(hip), release_of(installed)
-    apart = releases_apart(torch_release, host_release)
-    if apart is None:
+    torch_release, supported = release_of(hip), supported_user_space(driver)
+    if supported is None:
         pytest.fail(
-            f"cannot judge: ROCm {torch_release} (torch) or {host_release} (host) is not on "
-            "rigcheck's ROCm release list (rigcheck/facts/rocm.py RELEASES): add it",
+            f"cannot judge: the host's kernel driver (release {driver}: ROCm {installed}, amdgpu "
+            f"{kernel_driver}) is not in AMD's support matrix as rigcheck holds it "
+            f"(rigcheck/facts/rocm.py SUPPORT_MATRIX, from {MATRIX_SOURCE}): look its row up on "
+            "that page and add it",
             pytrace=False,
         )
-    assert apart <= window, (
-        f"torch was built for ROCm {hip} ({torch_release}), the host runs ROCm {installed} "
-        f"(amdgpu kernel driver {driver}): {apart} releases apart, and AMD supports the kernel "
-        f"driver with user space at most {window:.0f} releases away (ROCm user and kernel-space "
-        "support matrix). HIP kernels fail to load or fault at run time. Install the torch wheel "
-        f"for ROCm {host_release} (download.pytorch.org/whl/rocm{host_release}), or ask the "
-        "provider for a newer ROCm/amdgpu driver."
+    assert torch_release in supported, (
+        f"torch was built for ROCm {hip} ({torch_release}), the host's kernel driver is release "
+        f"{driver} (ROCm {installed}, amdgpu {kernel_driver}): AMD supports that driver with "
+        f"user space {', '.join(supported)} only ({MATRIX_SOURCE}). HIP kernels fail to load or "
+        f"fault at run time. Install a torch wheel for one of those releases "
+        f"(download.pytorch.org/whl/rocm{supported[-1]}), or ask the provider for a newer "
+        "amdgpu driver."
     )

@@ -159,6 +159,14 @@ def test_pcie_width(spec, nvidia_devices):
 
 
 def test_persistence_mode(spec, nvidia_devices):
+    """Off fails, on every class that expects it: NVML reports persistence mode Enabled both
+    for the legacy flag and while nvidia-persistenced runs (it enables it on every GPU unless
+    started with --no-persistence-mode: NVIDIA/nvidia-persistenced nvidia-persistenced.1.m4),
+    so Disabled means neither keeps the GPU initialised. NVIDIA's Driver Persistence guide
+    (docs.nvidia.com/deploy/driver-persistence): without it each GPU is torn down when its last
+    client exits and every start pays its initialisation again (1-3 s per GPU for ECC
+    scrubbing) with non-persistent state reset. NVIDIA's own 8x B200 capture (driver 595.91.07)
+    reads Disabled on all 8 GPUs: a real state of that node, so it fails there too."""
     if not expected(spec, "persistence_mode"):
         pytest.skip(f"{spec.name} does not expect persistence mode")
     off = [
@@ -167,8 +175,11 @@ def test_persistence_mode(spec, nvidia_devices):
         if on is False
     ]
     assert not off, (
-        f"persistence mode off on {', '.join(off)}: every CUDA start re-initialises the "
-        "driver (seconds of latency, lost clocks). Run nvidia-persistenced."
+        f"persistence mode off on {', '.join(off)}: with no client the driver tears the GPU "
+        "down, so every CUDA start initialises it again (1-3 s per GPU) and settings such as "
+        "application clocks revert. Start NVIDIA's persistence daemon, which turns the mode on "
+        "for every GPU: `sudo systemctl enable --now nvidia-persistenced` (the legacy "
+        "`nvidia-smi -pm 1` is near end-of-life: NVIDIA's Driver Persistence guide)."
     )
 
 

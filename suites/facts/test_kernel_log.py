@@ -5,8 +5,8 @@ from collections import defaultdict
 
 import pytest
 
-from rigcheck.facts import amdgpu_log
-from rigcheck.facts.xid_catalog import SOURCE, lookup
+from rigcheck.facts import amdgpu_log, nvrm_log
+from rigcheck.facts.xid_catalog import BY_TEXT, NOT_FAILED, SOURCE, judge
 from rigcheck.limits import newer_fact, nvidia_only
 from rigcheck.require import device_fact, fact, gpu_label
 
@@ -16,6 +16,13 @@ pytestmark = pytest.mark.facts
 def _gpu_names(devices: list[dict]) -> dict[str, str]:
     """PCI bus id -> "GPU i (bus)", for naming the GPU an Xid line points at."""
     return {bus.lower(): gpu_label(d) for d, bus in device_fact(devices, "pci.bus_id")}
+
+
+def _where(names: dict[str, str], bus: str | None, text: str, seen_by: str) -> str:
+    """The GPU a log line names; a line that names none is named itself, so the node fails."""
+    if bus is None:
+        return f"a GPU the line does not name ({text[:120]!r})"
+    return names.get(bus.lower(), f"PCI {bus} (no GPU {seen_by} sees)")
 
 
 def _window(facts) -> str:
@@ -32,20 +39,26 @@ def test_no_machine_fault_xids(spec, facts, devices):
     names = _gpu_names(devices)
     faults, apps = defaultdict(int), defaultdict(int)
     for i in range(len(events)):
-        xid = lookup(fact(facts, f"kernel_log.xid_events.{i}.code"))
-        bus = fact(facts, f"kernel_log.xid_events.{i}.bus_id")
-        where = names.get(bus.lower(), f"PCI {bus} (no GPU NVML sees)")
-        (apps if xid.cause == "application" else faults)[(xid, where)] += 1
-    app_note = "; ".join(f"Xid {x.code} x{n} on {w}" for (x, w), n in apps.items())
+        code = fact(facts, f"kernel_log.xid_events.{i}.code")
+        text = fact(facts, f"kernel_log.xid_events.{i}.text") if code in BY_TEXT else ""
+        xid = judge(code, text)
+        where = _where(names, fact(facts, f"kernel_log.xid_events.{i}.bus_id"), text, "NVML")
+        (apps if xid.cause in NOT_FAILED else faults)[(f"Xid {xid.code}", xid, where)] += 1
+    for i in range(len(fact(facts, "kernel_log.nvrm_events"))):  # non-Xid records: nvrm_log.py
+        record = nvrm_log.find(fact(facts, f"kernel_log.nvrm_events.{i}.kind"))
+        text = fact(facts, f"kernel_log.nvrm_events.{i}.text")
+        where = _where(names, fact(facts, f"kernel_log.nvrm_events.{i}.bus_id"), text, "NVML")
+        faults[(f"NVRM {record.kind}", record, where)] += 1
+    app_note = "; ".join(f"{k} x{n} on {w} ({x.cause})" for (k, x, w), n in apps.items())
     if app_note:
-        warnings.warn(f"application-caused Xid events (no machine fault): {app_note}", stacklevel=1)
+        warnings.warn(f"Xid events that are no machine fault: {app_note}", stacklevel=1)
     found = [
-        f"Xid {x.code} x{n} on {where}: {x.meaning} ({x.cause} fault). To do: {x.action}"
-        for (x, where), n in faults.items()
+        f"{k} x{n} on {where}: {x.meaning} ({x.cause} fault). To do: {x.action}"
+        for (k, x, where), n in faults.items()
     ]
     assert not found, (
         f"the kernel log ({_window(facts)}) has GPU fault events: {' | '.join(found)}."
-        + (f" Also seen, caused by applications and not judged: {app_note}." if app_note else "")
+        + (f" Also seen, no machine fault and not judged: {app_note}." if app_note else "")
         + f" Meanings: {SOURCE}."
     )
 
@@ -66,7 +79,7 @@ def test_no_amdgpu_faults(spec, facts, devices):
         if kind is None:  # a line today's table no longer names: judged, never dropped
             kind = amdgpu_log.AmdgpuFault("unknown", None, f"unclassified: {text!r}", "machine",
                                           "read the line and ask the provider")  # fmt: skip
-        where = names.get(bus.lower(), f"PCI {bus} (no GPU torch sees)")
+        where = _where(names, bus, text, "torch")
         (apps if kind.cause == "application" else faults)[(kind, where)] += 1
     app_note = "; ".join(f"{k.name} x{n} on {w}" for (k, w), n in apps.items())
     if app_note:

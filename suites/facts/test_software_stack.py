@@ -8,8 +8,12 @@ from rigcheck.require import expected, fact, needs_backend, version_tuple
 
 pytestmark = pytest.mark.facts
 
-# The oldest Linux driver each CUDA major release runs on (CUDA toolkit release notes,
-# "minor version compatibility"): below it, nothing built with that CUDA starts.
+# The oldest Linux driver each CUDA major release runs on: below it, nothing built with that CUDA
+# starts. NVIDIA's CUDA Compatibility guide, "Minor Version Compatibility", Table 1
+# (docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html, release r575 and
+# later: CUDA 13.x >= 580, 12.x >= 525, 11.x >= 450, the 11.x floor being 450.80.02); the
+# exact builds are the CUDA Toolkit release notes' minimum drivers for minor version
+# compatibility (docs.nvidia.com/cuda/cuda-toolkit-release-notes, "CUDA Driver" table).
 MIN_DRIVER_FOR_CUDA_MAJOR = {11: "450.80.02", 12: "525.60.13", 13: "580.65.06"}
 
 

@@ -4,6 +4,7 @@ release that shows it, what rigcheck used to get wrong (a healthy node failing a
 
 from __future__ import annotations
 
+import copy
 import re
 from pathlib import Path
 
@@ -120,11 +121,32 @@ def test_rocm_6_0_process_handles_are_read_as_records(release, monkeypatch, tmp_
 
 
 @pytest.mark.parametrize("release", releases(before=(6, 4)))
-def test_no_xgmi_link_status_function_says_which_release_has_it(release, monkeypatch, tmp_path):
-    """Still fails closed (no other source of the link state), but names why and what to do."""
-    devices, _ = probe(healthy_node(), release, monkeypatch, tmp_path)
-    error = devices[0]["xgmi"]["error"]
-    assert "amdsmi_get_gpu_xgmi_link_status" in error and "ROCm 6.4" in error
+def test_without_xgmi_link_status_the_links_are_read_from_the_topology(
+    release, monkeypatch, tmp_path
+):
+    """Was: an error record ("amdsmi_get_gpu_xgmi_link_status ... ROCm 6.4"), so a healthy
+    MI300X on ROCm 6.0-6.3 failed test_amd_xgmi_links_up. Now one link up per peer GPU that
+    amdsmi_topo_get_link_type (in every release) reports one xGMI hop away."""
+    node = healthy_node()
+    devices, _ = probe(copy.deepcopy(node), release, monkeypatch, tmp_path)
+    xgmi = devices[0]["xgmi"]
+    assert {k: xgmi[k] for k in ("total_links", "up", "down", "disabled")} == {
+        "total_links": 7, "up": 7, "down": 0, "disabled": None
+    }  # fmt: skip
+    assert xgmi["error_status"] == node["devices"][0]["xgmi"]["error_status"]
+    assert xgmi["read_from"].startswith("amdsmi_topo_get_link_type")
+
+
+@pytest.mark.parametrize("release", releases(before=(6, 4)))
+@pytest.mark.parametrize("link", [{"type": "xgmi", "hops": 2}, {"type": "pcie", "hops": 1}])
+def test_a_peer_not_one_xgmi_hop_away_is_a_link_down(release, link, monkeypatch, tmp_path):
+    """Routed through another GPU, or over PCIe: GPU 0's link to GPU 4 did not come up."""
+    node = healthy_node()
+    next(p for p in node["topology"]["pairs"] if p["gpus"] == [0, 4])["link"] = link
+    devices, _ = probe(copy.deepcopy(node), release, monkeypatch, tmp_path)
+    assert [(d["xgmi"]["up"], d["xgmi"]["down"]) for d in devices] == [
+        (6, 1), (7, 0), (7, 0), (7, 0), (6, 1), (7, 0), (7, 0), (7, 0)
+    ]  # fmt: skip
 
 
 @pytest.mark.parametrize("release", releases(before=(6, 2)))

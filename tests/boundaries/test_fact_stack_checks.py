@@ -452,8 +452,8 @@ def test_a_fault_xid_is_named_with_its_gpu_meaning_and_action():
     assert message.startswith(
         "the kernel log (journalctl -k -b, since boot) has GPU fault events: Xid 79 x2 on "
         f"{label(facts.devices[1])}: {x79.meaning} ({x79.cause} fault). To do: {x79.action}. "
-        f"Also seen, caused by applications and not judged: Xid 31 x1 on "
-        f"{label(facts.devices[0])}. Meanings: {SOURCE}."
+        f"Also seen, no machine fault and not judged: Xid 31 x1 on "
+        f"{label(facts.devices[0])} (application). Meanings: {SOURCE}."
     ), message
     assert warned == ["UserWarning"]
     assert x31.cause == "application"
@@ -464,7 +464,8 @@ def test_application_xids_alone_pass_with_a_warning_and_the_window_is_named():
     with pytest.warns(UserWarning) as caught:
         kernel_log.test_no_machine_fault_xids(spec, facts, facts.devices)
     assert str(caught[0].message) == (
-        f"application-caused Xid events (no machine fault): Xid 31 x1 on {label(facts.devices[0])}"
+        f"Xid events that are no machine fault: Xid 31 x1 on {label(facts.devices[0])} "
+        "(application)"
     )
     spec, facts = xids((48, "0000:db:00.0"))
     facts.data["kernel_log"]["window_s"] = 3600

@@ -67,8 +67,9 @@ SAYS = {
     ),
     "test_no_xid_events": (
         "Xid events in the kernel log during the load",
-        "Look each code up in NVIDIA's Xid catalogue; 48, 63, 64, 74, 79, 92, 94, 95 mean "
-        "the GPU needs a reset or replacement.",
+        "Each line names NVIDIA's immediate action for its code (Xid catalogue, "
+        "rigcheck/facts/xid_catalog.py): RESET_GPU and RESTART_BM mean a reset or a reboot, "
+        "then a replacement if it recurs.",
     ),
     "test_gemm_bit_identical_across_repeats": (
         "the same GEMM on the same inputs gave different bits: silent data corruption",

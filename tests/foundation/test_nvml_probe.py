@@ -1,114 +1,37 @@
-"""The NVML probe against a fake pynvml: field formats, NotSupported, and errors as records."""
+"""The NVML probe through the real pynvml over a simulated libnvidia-ml (tests/nvml_sim):
+field formats, NotSupported, and errors as records."""
 
-import sys
-import types
-from collections import namedtuple
-
+import pynvml
 import pytest
+from nvml_sim import machine_profile, simulated_nvml
 
 from rigcheck.detect import describe_device, no_device_reason
 from rigcheck.facts import Facts, nvml
 
-Pci = namedtuple("Pci", "busId pciDeviceId pciSubSystemId")
-Mem = namedtuple("Mem", "total free used")
-Proc = namedtuple("Proc", "pid usedGpuMemory")
+
+def idle_h100(gpus: int = 1, **answers) -> dict:
+    """An idle H100 SXM on a single-GPU VM (driver 550.54.15), one process holding 1 GiB;
+    `answers` maps a C symbol to the return code it gives instead."""
+    machine = machine_profile("h100_hgx")
+    machine.update(driver_version="550.54.15", cuda_driver_version=12040)
+    machine["gpus"] = machine["gpus"][:gpus]
+    gpu = machine["gpus"][0]
+    gpu["pci"]["bus_id"] = "00000000:18:00.0"
+    gpu["pcie"]["gen_current"] = 1  # idle GPUs drop the link gen
+    gpu["processes"]["compute"] = [{"pid": 4242, "used_bytes": 1 << 30}]
+    gpu["answers"] = answers
+    return machine
 
 
-class NVMLError(Exception):
-    pass
+def probe(machine, driver=None):
+    with simulated_nvml(machine, driver) as lib:
+        result = nvml.probe_nvidia()
+    assert not lib.crashes, lib.crashes
+    return result
 
 
-class NotSupported(NVMLError):
-    pass
-
-
-class FunctionNotFound(NVMLError):
-    pass
-
-
-class LibraryMismatch(Exception):
-    pass
-
-
-def fake_pynvml(**overrides):
-    """A pynvml stand-in shaped like an idle H100 SXM on a single-GPU VM."""
-
-    def not_supported(*_args):
-        raise NotSupported("Not Supported")
-
-    calls = {
-        "nvmlInit": lambda: None,
-        "nvmlShutdown": lambda: None,
-        "nvmlSystemGetDriverVersion": lambda: "550.54.15",
-        "nvmlSystemGetCudaDriverVersion_v2": lambda: 12040,
-        "nvmlDeviceGetCount": lambda: 1,
-        "nvmlDeviceGetHandleByIndex": lambda i: f"h{i}",
-        "nvmlDeviceGetName": lambda h: b"NVIDIA H100 80GB HBM3",
-        "nvmlDeviceGetPciInfo": lambda h: Pci(b"00000000:18:00.0", 0x233010DE, 0x16C110DE),
-        "nvmlDeviceGetUUID": lambda h: "GPU-1234",
-        "nvmlDeviceGetSerial": lambda h: "1650000000001",
-        "nvmlDeviceGetMemoryInfo": lambda h: Mem(85520809984, 84900000000, 620809984),
-        "nvmlDeviceGetCudaComputeCapability": lambda h: (9, 0),
-        "nvmlDeviceGetEccMode": lambda h: (1, 1),
-        "nvmlDeviceGetTotalEccErrors": lambda h, kind, counter: 0,
-        "nvmlDeviceGetRetiredPagesPendingStatus": not_supported,
-        "nvmlDeviceGetRemappedRows": lambda h: (0, 0, 0, 0),
-        "nvmlDeviceGetClockInfo": lambda h, c: 345,
-        "nvmlDeviceGetMaxClockInfo": lambda h, c: 1980,
-        "nvmlDeviceGetCurrentClocksEventReasons": lambda h: 0x1,
-        "nvmlDeviceGetTemperature": lambda h, s: 31,
-        "nvmlDeviceGetEnforcedPowerLimit": lambda h: 700000,
-        "nvmlDeviceGetPowerManagementDefaultLimit": lambda h: 700000,
-        "nvmlDeviceGetPowerManagementLimitConstraints": lambda h: (200000, 700000),
-        "nvmlDeviceGetPowerUsage": lambda h: 71234,
-        "nvmlDeviceGetCurrPcieLinkGeneration": lambda h: 1,  # idle GPUs drop the link gen
-        "nvmlDeviceGetMaxPcieLinkGeneration": lambda h: 5,
-        "nvmlDeviceGetGpuMaxPcieLinkGeneration": lambda h: 5,
-        "nvmlDeviceGetCurrPcieLinkWidth": lambda h: 16,
-        "nvmlDeviceGetMaxPcieLinkWidth": lambda h: 16,
-        "nvmlDeviceGetPersistenceMode": lambda h: 1,
-        "nvmlDeviceGetMigMode": lambda h: (0, 0),
-        "nvmlDeviceGetComputeRunningProcesses": lambda h: [Proc(4242, 1 << 30)],
-        "nvmlDeviceGetGraphicsRunningProcesses": lambda h: [],
-        "nvmlDeviceGetNvLinkState": lambda h, link: 1 if link < 18 else not_supported(),
-        # NVML answers its nvmlNvlinkVersion_t: NVML_NVLINK_VERSION_4_0 = 6 on an H100.
-        "nvmlDeviceGetNvLinkVersion": lambda h, link: 6,
-        "nvmlDeviceGetNumaNodeId": lambda h: 0,
-    }
-    calls.update(overrides)
-    module = types.SimpleNamespace(**calls)
-    module.NVMLError, module.NVMLError_NotSupported = NVMLError, NotSupported
-    module.NVMLError_FunctionNotFound, module.NVMLLibraryMismatchError = (
-        FunctionNotFound,
-        LibraryMismatch,
-    )
-    module.NVML_NVLINK_MAX_LINKS, module.NVML_FEATURE_ENABLED = 18, 1
-    for name in [
-        "NVML_TEMPERATURE_GPU",
-        "NVML_CLOCK_SM",
-        "NVML_CLOCK_MEM",
-        "NVML_MEMORY_ERROR_TYPE_UNCORRECTED",
-        "NVML_MEMORY_ERROR_TYPE_CORRECTED",
-        "NVML_VOLATILE_ECC",
-        "NVML_AGGREGATE_ECC",
-        "NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR",
-        "NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS",
-    ]:
-        setattr(module, name, name)
-    return module
-
-
-@pytest.fixture
-def use_fake(monkeypatch):
-    def install(**overrides):
-        monkeypatch.setitem(sys.modules, "pynvml", fake_pynvml(**overrides))
-
-    return install
-
-
-def test_driver_and_device_facts_have_the_documented_formats(use_fake):
-    use_fake()
-    driver, (gpu,) = nvml.probe_nvidia()
+def test_driver_and_device_facts_have_the_documented_formats():
+    driver, (gpu,) = probe(idle_h100())
     assert driver == {"present": True, "version": "550.54.15", "cuda_driver_version": "12.4"}
     assert gpu["pci"] == {
         "bus_id": "0000:18:00.0",
@@ -128,9 +51,8 @@ def test_driver_and_device_facts_have_the_documented_formats(use_fake):
     assert {(link["version"], link["nvml_code"]) for link in gpu["nvlink"]} == {("4.0", 6)}
 
 
-def test_not_supported_is_none_not_an_error(use_fake):
-    use_fake()
-    _, (gpu,) = nvml.probe_nvidia()
+def test_not_supported_is_none_not_an_error():
+    _, (gpu,) = probe(idle_h100())
     assert gpu["retired_pages"] is None  # Hopper remaps rows instead of retiring pages
     assert gpu["remapped_rows"] == {
         "correctable": 0,
@@ -140,15 +62,12 @@ def test_not_supported_is_none_not_an_error(use_fake):
     }
 
 
-def test_context_a_vgpu_guest_cannot_read_keeps_the_fact_it_qualifies(use_fake):
-    def not_supported(*_args):
-        raise NotSupported("Not Supported")
-
-    use_fake(
-        nvmlDeviceGetPowerUsage=not_supported,
-        nvmlDeviceGetPowerManagementDefaultLimit=not_supported,
+def test_context_a_vgpu_guest_cannot_read_keeps_the_fact_it_qualifies():
+    machine = idle_h100(
+        nvmlDeviceGetPowerUsage="NOT_SUPPORTED",
+        nvmlDeviceGetPowerManagementDefaultLimit="NOT_SUPPORTED",
     )
-    _, (gpu,) = nvml.probe_nvidia()
+    _, (gpu,) = probe(machine)
     assert gpu["power"] == {
         "limit_w": 700.0,
         "default_limit_w": None,
@@ -157,81 +76,63 @@ def test_context_a_vgpu_guest_cannot_read_keeps_the_fact_it_qualifies(use_fake):
     }
 
 
-def test_a_failing_read_is_an_error_record_and_the_rest_is_still_read(use_fake):
-    def lost(h):
-        raise NVMLError("GPU is lost")
-
-    use_fake(nvmlDeviceGetEccMode=lost)
-    _, (gpu,) = nvml.probe_nvidia()
-    assert gpu["ecc"] == {"error": "NVMLError: GPU is lost"}
+def test_a_failing_read_is_an_error_record_and_the_rest_is_still_read():
+    _, (gpu,) = probe(idle_h100(nvmlDeviceGetEccMode="GPU_IS_LOST"))
+    assert gpu["ecc"] == {"error": "NVMLError_GpuIsLost: GPU is lost"}
     assert gpu["compute_capability"] == "9.0"
 
 
-def test_unknown_throttle_bits_are_kept(use_fake):
-    use_fake(nvmlDeviceGetCurrentClocksEventReasons=lambda h: 0x1 | 0x40 | 0x8000)
-    _, (gpu,) = nvml.probe_nvidia()
+def test_unknown_throttle_bits_are_kept():
+    machine = idle_h100()
+    machine["gpus"][0]["clock_event_reasons"] = 0x1 | 0x40 | 0x8000
+    _, (gpu,) = probe(machine)
     assert gpu["throttle_reasons"] == ["gpu_idle", "hw_thermal_slowdown", "unknown_0x8000"]
 
 
-def test_no_driver_is_a_fact_with_its_reason(use_fake):
-    def missing():
-        raise NVMLError("NVML Shared Library Not Found")
-
-    use_fake(nvmlInit=missing)
+def test_no_driver_is_a_fact_with_its_reason(monkeypatch):
+    """No simulator: pynvml's own CDLL("libnvidia-ml.so.1") fails, as on a machine without it."""
+    monkeypatch.setattr(pynvml, "nvmlLib", None)
+    monkeypatch.setattr(pynvml, "CDLL", _no_library)
     driver, devices = nvml.probe_nvidia()
     assert devices == [] and driver["present"] is False
     assert "NVML Shared Library Not Found" in driver["reason"]
 
 
-def test_an_older_driver_is_read_through_the_calls_it_has(use_fake):
-    """nvidia-ml-py binds calls newer than the driver: R525 has no clock-event reasons and
-    R470 no _v3 process list; the probe falls back instead of failing the checks closed."""
+def _no_library(name):
+    raise OSError(f"{name}: cannot open shared object file: No such file or directory")
 
-    def absent(*_args):
-        raise FunctionNotFound("Function Not Found")
 
-    def mismatch(*_args):
-        raise LibraryMismatch("Unversioned function called ...")
-
-    use_fake(
-        nvmlDeviceGetCurrentClocksEventReasons=absent,
-        nvmlDeviceGetCurrentClocksThrottleReasons=lambda h: 0x1,
-        nvmlDeviceGetComputeRunningProcesses=mismatch,
-        nvmlDeviceGetComputeRunningProcesses_v3=absent,
-        nvmlDeviceGetComputeRunningProcesses_v2=lambda h: [Proc(4242, 1 << 30)],
-        nvmlDeviceGetGraphicsRunningProcesses=mismatch,
-        nvmlDeviceGetGraphicsRunningProcesses_v3=absent,
-        nvmlDeviceGetGraphicsRunningProcesses_v2=lambda h: [Proc(4343, 1 << 20)],
-        nvmlDeviceGetGpuMaxPcieLinkGeneration=absent,
-    )
-    _, (gpu,) = nvml.probe_nvidia()
+def test_an_older_driver_is_read_through_the_calls_it_has():
+    """nvidia-ml-py binds calls newer than the driver: R470 has no clock-event reasons, no _v3
+    process lists and no device PCIe maximum; the probe falls back instead of failing closed."""
+    machine = idle_h100()
+    machine["gpus"][0]["processes"]["graphics"] = [{"pid": 4343, "used_bytes": 1 << 20}]
+    _, (gpu,) = probe(machine, "R470")
     assert gpu["throttle_reasons"] == ["gpu_idle"]
     assert gpu["pcie"]["gen_max"] == 5 and gpu["pcie"]["gen_device_max"] is None
+    if not hasattr(pynvml, "nvmlDeviceGetComputeRunningProcesses_v2"):
+        # nvidia-ml-py before 12.550.52 (tox -e nvml-oldest): no call R470 has; it says so.
+        assert "install nvidia-ml-py>=12.550.52" in gpu["processes"]["error"]
+        return
     assert gpu["processes"] == [
         {"pid": 4242, "used_bytes": 1 << 30},
         {"pid": 4343, "used_bytes": 1 << 20},
     ]
 
 
-def test_a_gpu_nvml_cannot_open_is_a_device_saying_so_not_a_crash(use_fake):
-    def handle(i):
-        if i == 1:
-            raise NVMLError("Unknown Error")
-        return f"h{i}"
-
-    use_fake(nvmlDeviceGetCount=lambda: 2, nvmlDeviceGetHandleByIndex=handle)
-    _, (good, lost) = nvml.probe_nvidia()
+def test_a_gpu_nvml_cannot_open_is_a_device_saying_so_not_a_crash():
+    machine = idle_h100(gpus=2)
+    machine["gpus"][1]["lost"] = True
+    _, (good, lost) = probe(machine)
     assert good["name"] == "NVIDIA H100 80GB HBM3"
     assert lost["index"] == 1 and "NVML cannot open GPU 1" in lost["pci"]["error"]
     assert describe_device(lost).startswith("an unreadable nvidia device (NVML cannot open GPU 1")
 
 
-def test_a_device_count_nvml_cannot_read_is_the_reason_no_gpu_shows(use_fake):
-    def count():
-        raise NVMLError("Unknown Error")
-
-    use_fake(nvmlDeviceGetCount=count)
-    driver, devices = nvml.probe_nvidia()
+def test_a_device_count_nvml_cannot_read_is_the_reason_no_gpu_shows():
+    machine = idle_h100()
+    machine["answers"] = {"nvmlDeviceGetCount_v2": "UNKNOWN"}
+    driver, devices = probe(machine)
     assert devices == [] and driver["version"] == "550.54.15"
     facts = Facts({"software": {"nvidia_driver": driver}, "devices": devices})
     assert "NVML could not count the GPUs" in no_device_reason(facts)

@@ -196,17 +196,19 @@ def test_an_unreadable_rocm_version_is_an_error_record(tmp_path):
 
 
 @pytest.mark.parametrize(
-    ("torch_hip", "host", "apart"),
+    ("torch_hip", "host", "supported"),
     [
-        ("6.2.41133-dd7f95766", "5.7.1-98", 3),  # the case: outside AMD's window
-        ("6.2.41133-dd7f95766", "6.0.2-115", 2),  # KMD 6.0.x is tested with user space 6.2.x
-        ("5.7.31921-d1770ee1b", "6.1.0", 2),
-        ("6.2.41133", "6.2.0-66", 0),
-        ("10.0.1", "6.2.0", None),  # not on the release list: cannot be placed
+        ("6.2.41133-dd7f95766", "5.7.1-98", False),  # the case: KMD 5.7.x stops at 6.1
+        ("6.2.41133-dd7f95766", "6.0.2-115", True),  # KMD 6.0.x is supported with 6.2.x
+        ("5.7.31921-d1770ee1b", "6.1.0", True),
+        ("6.4.43482", "6.1.0", True),  # from ROCm 6.4.0 up to a year apart (the +/-2 rule said no)
+        ("6.2.41133", "6.2.0-66", True),
+        ("10.0.1", "6.2.0", False),  # a release the row does not list
     ],
 )
-def test_releases_apart(torch_hip, host, apart):
-    assert rocm.releases_apart(rocm.release_of(torch_hip), rocm.release_of(host)) == apart
+def test_the_support_matrix_row_of_the_hosts_release(torch_hip, host, supported):
+    row = rocm.supported_user_space(rocm.driver_release("6.7.0", host))
+    assert (rocm.release_of(torch_hip) in row) is supported
 
 
 def test_the_hotspot_and_its_thresholds_read_back(node):

@@ -1,37 +1,33 @@
-"""The counter probe against a fake NVML and sysfs: NotSupported is None, a refused read is an
-error record naming it, and one bad counter never costs the device's other facts."""
+"""The counter probe through the real pynvml over a simulated libnvidia-ml (tests/nvml_sim) and
+a fake sysfs: NotSupported is None, a refused read is an error record naming it, and one bad
+counter never costs the device's other facts."""
 
-from types import SimpleNamespace
-
+import pynvml
 import pytest
-from counter_fakes import NVML_CONSTANTS, NotSupported, add_counter_fakes, write_aer
+from counter_fakes import write_aer
+from nvml_sim import simulated_nvml
+from nvml_sim.from_facts import profile_from_snapshot
 
 from rigcheck.facts import counters, nvml
 from rigcheck.facts.synthetic import synthetic_snapshot
 from rigcheck.spec import load_spec
 
 
-class NoPermission(Exception):
-    pass
-
-
-def fake_nvml(device):
-    links = device["nvlink_errors"] or []
-    module = SimpleNamespace(
-        **NVML_CONSTANTS,
-        nvmlDeviceGetNvLinkState=lambda h, link: 1 if link < len(links) else _raise(Exception()),
-    )
-    return add_counter_fakes(module, device)
-
-
-def _raise(exc):
-    raise exc
-
-
-def probe(device, module, tmp_path, monkeypatch):
-    monkeypatch.setattr(nvml, "_nvml", lambda: module)
+def probe(device, tmp_path, **answers):
+    """The counter facts of `device` as the probe reads them; `answers`: C symbol -> code."""
+    machine = profile_from_snapshot({**SNAPSHOT, "devices": [device]})
+    machine["gpus"][0]["answers"].update(answers)
     write_aer(tmp_path, device)
-    return counters.probe_counters(module, 0, device["pci"], nvml.read, sysfs=tmp_path)
+    with simulated_nvml(machine) as lib:
+        pynvml.nvmlInit()
+        h = pynvml.nvmlDeviceGetHandleByIndex(0)
+        facts = counters.probe_counters(pynvml, h, device["pci"], nvml.read, sysfs=tmp_path)
+        pynvml.nvmlShutdown()
+    assert not lib.crashes, lib.crashes
+    return facts
+
+
+SNAPSHOT = synthetic_snapshot(load_spec("h100"), gpus=1)
 
 
 @pytest.fixture
@@ -39,30 +35,26 @@ def h100():
     return synthetic_snapshot(load_spec("h100"), gpus=1)["devices"][0]
 
 
-def test_a_healthy_device_reads_back(h100, tmp_path, monkeypatch):
-    facts = probe(h100, fake_nvml(h100), tmp_path, monkeypatch)
+def test_a_healthy_device_reads_back(h100, tmp_path):
+    facts = probe(h100, tmp_path)
     assert facts == {k: h100[k] for k in facts}
 
 
-def test_not_supported_is_none_and_permission_denied_is_an_error(h100, tmp_path, monkeypatch):
+def test_not_supported_is_none_and_permission_denied_is_an_error(h100, tmp_path):
     """A vGPU guest: NotSupported for the replay counter; NoPermission for the InfoROM."""
-    module = fake_nvml(h100)
-    module.nvmlDeviceGetPcieReplayCounter = lambda h: _raise(NotSupported("Not Supported"))
-    module.nvmlDeviceGetInforomImageVersion = lambda h: _raise(
-        NoPermission("Insufficient Permissions")
+    facts = probe(
+        h100,
+        tmp_path,
+        nvmlDeviceGetPcieReplayCounter="NOT_SUPPORTED",
+        nvmlDeviceGetInforomImageVersion="NO_PERMISSION",
     )
-    facts = probe(h100, module, tmp_path, monkeypatch)
     assert facts["pcie_replays"] is None
-    assert facts["firmware"] == {"error": "NoPermission: Insufficient Permissions"}
+    assert facts["firmware"] == {"error": "NVMLError_NoPermission: Insufficient Permissions"}
     assert facts["temperature_thresholds"] == h100["temperature_thresholds"]
 
 
-def test_blackwell_nvlink_counters_not_counted_are_none(h100, tmp_path, monkeypatch):
-    module = fake_nvml(h100)
-    module.nvmlDeviceGetNvLinkErrorCounter = lambda h, link, c: _raise(
-        NotSupported("Not Supported")
-    )
-    links = probe(h100, module, tmp_path, monkeypatch)["nvlink_errors"]
+def test_blackwell_nvlink_counters_not_counted_are_none(h100, tmp_path):
+    links = probe(h100, tmp_path, nvmlDeviceGetNvLinkErrorCounter="NOT_SUPPORTED")["nvlink_errors"]
     assert len(links) == 18 and links[0] == {"link": 0, "replay": None, "recovery": None,
                                              "crc_flit": None, "crc_data": None}  # fmt: skip
 
@@ -83,16 +75,12 @@ def test_aer_totals_are_read_from_the_kernels_format(h100, tmp_path):
     assert counters._aer(tmp_path, h100["pci"]["bus_id"]) == h100["pcie_aer"]
 
 
-def test_clock_limits_not_supported_per_id_all_or_refused(h100, tmp_path, monkeypatch):
+def test_clock_limits_not_supported_per_id_all_or_refused(h100, tmp_path):
     """GeForce answers Not Supported for every clock id (the whole fact is None); a board may
     lack one id; a vGPU guest may refuse the call (an error record naming it)."""
-    module = fake_nvml(h100)
-    module.nvmlDeviceGetClock = lambda h, c, i: _raise(NotSupported("Not Supported"))
-    assert probe(h100, module, tmp_path, monkeypatch)["clock_limits"] is None
+    assert probe(h100, tmp_path, nvmlDeviceGetClock="NOT_SUPPORTED")["clock_limits"] is None
     h100["clock_limits"]["sm_app_target_mhz"] = None
-    limits = probe(h100, fake_nvml(h100), tmp_path, monkeypatch)["clock_limits"]
+    limits = probe(h100, tmp_path)["clock_limits"]
     assert limits["sm_app_target_mhz"] is None and limits["sm_customer_boost_max_mhz"] == 1980
-    module = fake_nvml(h100)
-    module.nvmlDeviceGetClock = lambda h, c, i: _raise(NoPermission("Insufficient Permissions"))
-    limits = probe(h100, module, tmp_path, monkeypatch)["clock_limits"]
-    assert limits == {"error": "NoPermission: Insufficient Permissions"}
+    limits = probe(h100, tmp_path, nvmlDeviceGetClock="NO_PERMISSION")["clock_limits"]
+    assert limits == {"error": "NVMLError_NoPermission: Insufficient Permissions"}

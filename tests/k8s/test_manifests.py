@@ -55,7 +55,11 @@ def pytorchjob_errors(doc: dict, version: str) -> list[str]:
 
 
 def test_every_manifest_is_found():
-    assert [p.name for p in MANIFESTS] == ["rigcheck-job.yaml", "rigcheck-pytorchjob.yaml"]
+    assert [p.name for p in MANIFESTS] == [
+        "rigcheck-health-daemonset.yaml",
+        "rigcheck-job.yaml",
+        "rigcheck-pytorchjob.yaml",
+    ]
 
 
 @pytest.mark.parametrize("version", VERSIONS)

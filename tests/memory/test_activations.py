@@ -115,14 +115,19 @@ def test_tensor_and_sequence_parallelism_never_increase_per_gpu_activations(
 @given(any_architecture, activation_configs())
 def test_flash_attention_drops_the_s_squared_term(arch, config) -> None:
     """Flash keeps an fp32 logsumexp (4 B per head and row) in place of the a x s x s scores; that
-    is never more from s >= 4 on (at s = 1 a 16-bit score is smaller than the logsumexp)."""
+    is never more from s >= 4 on (at s = 1 a 16-bit score is smaller than the logsumexp).
+    Selective recompute drops the scores and, for transformers' eager attention, the K and V
+    repeated to every query head (recomputed with the core attention)."""
     config = replace(config, seq=max(4, config.seq), element_bytes=max(2, config.element_bytes))
     eager, flash = (replace(config, attention=x) for x in ("eager", "flash"))
     assert activation_bytes(arch, flash) <= activation_bytes(arch, eager)
     scores = layer_activation_bytes(
         arch, replace(eager, recompute="none")
     ) - layer_activation_bytes(arch, replace(eager, recompute="selective"))
-    assert scores % (config.seq * config.seq * config.batch * arch.heads) == 0
+    tokens, e = config.seq * config.batch, config.element_bytes
+    llama_style = arch.norm in ("rms", "gemma") and not arch.dropout
+    repeated = 2 * e * tokens * (arch.q_width - arch.kv_width) if llama_style else 0
+    assert (scores - repeated) % (config.seq * tokens * arch.heads) == 0
 
 
 @given(any_architecture, activation_configs())

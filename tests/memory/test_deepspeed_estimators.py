@@ -98,3 +98,27 @@ def test_the_issue_examples() -> None:
     assert round(gpu_state("llama-2-13b", 1, 2, True)[0] / 1e9, 1) == 26.0
     assert round(gpu_state("llama-2-7b", 1, 2, True)[0] / 1e9, 2) == 13.48
     assert round(gpu_state("llama-2-7b", 1, 2, False)[0] / 1e9, 1) == 134.8
+
+
+def test_the_gathered_unit_is_deepspeeds_largest_module_of_the_real_model() -> None:
+    """DeepSpeed's model_to_params (stage3.py) takes the largest module's own parameters; on
+    transformers 5.23's models that is a layer's whole experts module (gate_up_proj and
+    down_proj together) for Mixtral and Qwen3-MoE, and the embedding for a dense model."""
+    transformers = pytest.importorskip("transformers")
+    torch = pytest.importorskip("torch")
+    from rigcheck.memory.hf_config import from_hf_config
+
+    small = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                 num_attention_heads=4, num_key_value_heads=2, vocab_size=100,
+                 pad_token_id=0, bos_token_id=1, eos_token_id=1)  # fmt: skip
+    configs = [
+        transformers.MixtralConfig(**small, num_local_experts=8, num_experts_per_tok=2),
+        transformers.Qwen3MoeConfig(**small, num_experts=16, num_experts_per_tok=2,
+                                    moe_intermediate_size=96),
+        transformers.LlamaConfig(**small),
+    ]  # fmt: skip
+    for config in configs:
+        with torch.device("meta"):
+            model = transformers.AutoModelForCausalLM.from_config(config)
+        _, largest = stage3.model_to_params(model)
+        assert largest_layer_params(from_hf_config(config.to_dict())) == largest

@@ -50,6 +50,10 @@ def test_offload_moves_bytes_to_the_host_and_never_adds_to_the_gpu(job, framewor
 
 @given(jobs())
 def test_fp32_never_needs_less_than_bf16(job: Job) -> None:
+    """With flash attention: transformers' eager attention keeps a bf16 model's softmax in fp32
+    and in bf16 (6 B a score) but an fp32 model's once (4 B), which on a tiny hidden size can
+    outweigh everything else."""
+    job = replace(job, attention="flash")
     fp32, bf16 = (estimate(replace(job, precision=p)).total_bytes for p in ("fp32", "bf16"))
     assert fp32 >= bf16
 

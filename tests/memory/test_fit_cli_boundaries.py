@@ -134,9 +134,10 @@ HELP = {
     "--kv-dtype": ("default: the weights' dtype", None),
     "--engine": ("inference (default vllm)", None),
     "--gpu-memory-utilization": (
-        "vLLM: the share of the device the engine may use (default 0.9)",
+        "vLLM: the share of the device the engine may use (default 0.92)",
         "F",
     ),
+    "--max-num-batched-tokens": ("vLLM: tokens one step may schedule (default 8192)", "N"),
     "--block-size": ("vLLM KV block tokens (16)", None),
     "--overhead": (
         "CUDA context + allocator slack per GPU, stated not hidden (default 1GiB)",
@@ -177,7 +178,8 @@ def test_a_job_s_defaults_are_recorded_as_given(capsys) -> None:
         "pp": None, "ep": None, "cp": None, "sp": False, "offload_optimizer": False,
         "offload_params": False, "batch": 1, "seq": None, "checkpointing": "none",
         "attention": "flash", "inference": False, "kv_dtype": None, "engine": "vllm",
-        "gpu_memory_utilization": 0.9, "block_size": 16, "overhead": DEFAULT_OVERHEAD_BYTES,
+        "gpu_memory_utilization": 0.92, "block_size": 16, "overhead": DEFAULT_OVERHEAD_BYTES,
+        "max_num_batched_tokens": 8192,
         "device": None, "vram": 80 * GiB,
     }  # fmt: skip
     assert report["overhead_bytes"] == DEFAULT_OVERHEAD_BYTES == GiB

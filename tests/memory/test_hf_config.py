@@ -21,6 +21,15 @@ from rigcheck.memory.presets import HF_CONFIGS, PUBLISHED_PARAMS
 transformers = pytest.importorskip("transformers")
 torch = pytest.importorskip("torch")
 
+# DeepSeek's multi-head latent attention, small: q and kv latents, a shared rope key, routed and
+# shared experts, a first dense layer.
+MLA = dict(
+    hidden_size=128, intermediate_size=256, num_hidden_layers=3, num_attention_heads=4,
+    num_key_value_heads=4, vocab_size=100, q_lora_rank=64, kv_lora_rank=32, qk_rope_head_dim=16,
+    qk_nope_head_dim=24, v_head_dim=20, n_routed_experts=8, num_experts_per_tok=2,
+    moe_intermediate_size=48, n_shared_experts=2, first_k_dense_replace=1, n_group=2,
+    topk_group=1, pad_token_id=0, bos_token_id=1, eos_token_id=1,
+)  # fmt: skip
 CONFIGS = {
     "llama-biases": lambda: transformers.LlamaConfig(attention_bias=True, mlp_bias=True),
     "llama-3-8b-shape": lambda: transformers.LlamaConfig(
@@ -46,6 +55,10 @@ CONFIGS = {
         num_hidden_layers=6, mlp_only_layers=[0, 3], decoder_sparse_step=1
     ),
     "qwen3-moe": lambda: transformers.Qwen3MoeConfig(),
+    "deepseek-v3-mla": lambda: transformers.DeepseekV3Config(**MLA),
+    "deepseek-v2-mla-no-q-lora": lambda: transformers.DeepseekV2Config(
+        **{**MLA, "q_lora_rank": None}
+    ),
 }
 
 
@@ -107,3 +120,22 @@ def test_config_file_and_cached_model_id(tmp_path, monkeypatch, capsys) -> None:
 def test_unusable_configs_say_why(config, message) -> None:
     with pytest.raises(ConfigError, match=message):
         from_hf_config(config)
+
+
+@pytest.mark.parametrize("layers", [26, 33, 34, 62])
+@pytest.mark.parametrize(
+    ("family", "pattern"), [("gemma2", None), ("gemma3_text", None), ("gemma3_text", 4)]
+)
+def test_sliding_layers_without_layer_types_follow_transformers(family, pattern, layers) -> None:
+    """Hub configs of Gemma-3 give sliding_window_pattern and no layer_types: the sliding layers
+    are those transformers' own config class derives (every pattern-th layer is full)."""
+    kwargs = {"num_hidden_layers": layers}
+    if pattern:
+        kwargs["sliding_window_pattern"] = pattern
+    config = transformers.AutoConfig.for_model(family, **kwargs)
+    reference = sum(t == "sliding_attention" for t in config.layer_types)
+    plain = config.to_dict()
+    del plain["layer_types"]
+    if pattern:
+        plain["sliding_window_pattern"] = pattern
+    assert from_hf_config(plain).sliding_layers == reference

@@ -182,12 +182,15 @@ ALTERNATING = ["sliding_attention", "sliding_attention", "full_attention"] * 11
     ("extra", "window", "sliding"),
     [({}, 0, 0), ({"sliding_window": 4096}, 4096, 33),
      ({"sliding_window": 4096, "use_sliding_window": False}, 0, 0),
-     ({"sliding_window": 4096, "model_type": "gemma2"}, 4096, 16),
+     ({"sliding_window": 4096, "model_type": "gemma2"}, 4096, 17),
+     ({"sliding_window": 512, "model_type": "gemma3_text"}, 512, 28),
+     ({"sliding_window": 512, "sliding_window_pattern": 3}, 512, 22),
      ({"model_type": "gemma2"}, 0, 0),
      ({"sliding_window": 512, "layer_types": ALTERNATING}, 512, 22)],
 )  # fmt: skip
 def test_sliding_window_layers_are_read_from_the_config(extra, window, sliding):
-    """33 layers: Gemma-2 slides on every even one, 16 of them (a whole number)."""
+    """33 layers: Gemma-2 slides on every even index, 0 to 32 (17); Gemma-3 on all but every
+    sixth (28); an explicit pattern of 3 on two of every three (22)."""
     config = {**HF_CONFIGS["llama-7b"], "num_hidden_layers": 33, **extra}
     arch = from_hf_config(config)
     assert (arch.sliding_window, arch.sliding_layers) == (window, sliding)
@@ -208,7 +211,8 @@ def test_a_config_that_is_no_decoder_says_what_to_do():
         from_hf_config({"model_type": "bert"})
     assert str(err.value) == (
         "model_type 'bert' is not supported; known: llama, mistral, qwen2, qwen3, gemma, gemma2, "
-        "gemma3_text, phi3, mixtral, qwen2_moe, qwen3_moe (or give --params for model state only)"
+        "gemma3_text, phi3, mixtral, qwen2_moe, qwen3_moe, deepseek_v2, deepseek_v3 "
+        "(or give --params for model state only)"
     )
 
 

@@ -96,8 +96,9 @@ def test_002_a100_80gb_trains_5b_counting_model_state_only() -> None:
 def test_000_activations_per_token_is_the_kv_cache_not_training_activations() -> None:
     """000: "activations per token ~ 2 x n_layers x hidden x 2 bytes" (0.5 MB for Llama-7B) is the
     16-bit KV cache of one token of a multi-head model. Training Llama-2-7B at batch 8 x 2048
-    without checkpointing stores ~81 GB of activations (flash attention), not 8 GB."""
+    without checkpointing stores ~100 GB of activations (flash attention; 81 GB of them the
+    paper's terms, the rest RMSNorm's fp32 copies as transformers keeps them), not 8 GB."""
     arch = preset("llama-2-7b")
     assert kv_cache_bytes(arch, 1, 1, 2) == 2 * 32 * 4096 * 2 == 524_288
     job = Job(arch=arch, batch=8, seq=2048, overhead_bytes=0, framework="plain")  # paper: 16 B/p
-    assert 80 * GB < estimate(job).activations_bytes < 90 * GB
+    assert 95 * GB < estimate(job).activations_bytes < 105 * GB

@@ -80,7 +80,8 @@ def test_the_host_link_figure_records_its_placement(monkeypatch):
     def buffers():
         seen.append(os.sched_getaffinity(0))
         data = torch.randint(1, 256, (host_link.COPY_BYTES,), dtype=torch.uint8)
-        return data, data.clone()
+        return data, data.clone(), {"cache_emptied_by": "torch.accelerator.empty_host_cache",
+                                    "new_block": True}  # fmt: skip
 
     quick = Plan(rounds=3, warmup_rounds=1, round_s=0.002)
     monkeypatch.setattr(host_link, "COPY_BYTES", 1 << 20)
@@ -90,4 +91,10 @@ def test_the_host_link_figure_records_its_placement(monkeypatch):
     device = MeasuredDevice("0", "GPU 0", "cuda", index=0, numa_node=0, host_cpus=str(cpu))
     m = host_link.h2d_pinned_gbps(device, Timer(torch.device("cpu")))
     assert seen == [{cpu}]
-    assert m.details["host_placement"] == {"bound": True, "numa_node": 0, "cpus": str(cpu)}
+    assert m.details["host_placement"] == {
+        "bound": True,
+        "numa_node": 0,
+        "cpus": str(cpu),
+        "pinned_block": "new",
+        "cache_emptied_by": "torch.accelerator.empty_host_cache",
+    }

@@ -4,10 +4,9 @@ telemetry summaries, and replay files."""
 from __future__ import annotations
 
 import json
-import sys
-import types
 
 import pytest
+from nvml_sim import machine_profile, simulated_nvml
 from perf_inputs import cpu_facts, h100_facts
 
 from rigcheck.facts import Facts
@@ -82,28 +81,20 @@ def test_devices_are_named_as_the_facts_name_them():
     assert [d.param_id for d in measured_devices(Facts(cpu_facts()), "cpu")] == ["cpu"]
 
 
-def fake_nvml(throttle_mask: int) -> types.ModuleType:
-    nvml = types.ModuleType("pynvml")
-    nvml.NVML_CLOCK_SM, nvml.NVML_CLOCK_MEM, nvml.NVML_TEMPERATURE_GPU = 0, 1, 0
-    nvml.nvmlInit = nvml.nvmlShutdown = lambda: None
-    # pynvml's own error classes: telemetry falls back on the first for an older driver.
-    nvml.NVMLError_FunctionNotFound = type("NVMLError_FunctionNotFound", (Exception,), {})
-    nvml.NVMLLibraryMismatchError = type("NVMLLibraryMismatchError", (Exception,), {})
-    nvml.nvmlDeviceGetHandleByIndex = lambda index: index
-    nvml.nvmlDeviceGetClockInfo = lambda h, clock: 1410 if clock == 0 else 2619
-    nvml.nvmlDeviceGetMaxClockInfo = lambda h, clock: 1980
-    nvml.nvmlDeviceGetTemperature = lambda h, sensor: 87
-    nvml.nvmlDeviceGetPowerUsage = lambda h: 699_000
-    nvml.nvmlDeviceGetEnforcedPowerLimit = lambda h: 700_000
-    nvml.nvmlDeviceGetCurrentClocksEventReasons = lambda h: throttle_mask
-    return nvml
+def hot_h100(throttle_mask: int) -> dict:
+    """An H100 at 1,410 MHz, 87 C and 699 W of 700 W, for the simulated libnvidia-ml."""
+    machine = machine_profile("h100_hgx")
+    gpu = machine["gpus"][0]
+    gpu["clocks"]["sm"], gpu["temperature_c"] = 1410, 87
+    gpu["power"].update(draw_mw=699_000, enforced_limit_mw=700_000)
+    gpu["clock_event_reasons"] = throttle_mask
+    return machine
 
 
-def test_telemetry_samples_the_gpu_while_it_is_measured(monkeypatch):
-    monkeypatch.setitem(sys.modules, "pynvml", fake_nvml(0x1 | 0x20))  # idle + sw thermal
+def test_telemetry_samples_the_gpu_while_it_is_measured():
     (device,) = measured_devices(Facts(h100_facts(1)), "cuda")
-    with Telemetry(device, interval_s=0.001) as telemetry:
-        while len(telemetry.samples) < 3:
+    with simulated_nvml(hot_h100(0x1 | 0x20)), Telemetry(device, interval_s=0.001) as telemetry:
+        while len(telemetry.samples) < 3:  # idle + sw thermal
             pass
     summary = telemetry.summary()
     assert summary["throttle_reasons"] == ["sw_thermal_slowdown"]  # gpu_idle is benign

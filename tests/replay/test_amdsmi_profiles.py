@@ -1,7 +1,7 @@
 """The MI300X platform profile (rigcheck/amdsmi_sim/profiles/mi300x_8gpu.json: values from public
 amd-smi and rocm-smi outputs, each with its source) read through each real amdsmi release and
-judged by the suites: a healthy 8-GPU MI300X node passes every fact check from ROCm 6.4 on;
-before 6.4 only the xGMI check fails, closed, naming the function that release lacks."""
+judged by the suites: a healthy 8-GPU MI300X node passes every fact check on every release
+(before ROCm 6.4 its xGMI links are read from the topology: rigcheck/facts/amd_smi.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import copy
 import pytest
 from amd_real import RELEASES, healthy_node, probe
 
-from rigcheck.amdsmi_sim import import_amdsmi, release_of
+from rigcheck.amdsmi_sim import import_amdsmi
 from rigcheck.amdsmi_sim.profiles import node_from_profile
 
 
@@ -32,8 +32,7 @@ def test_the_mi300x_profile_passes_every_fact_check(release, replay, monkeypatch
     snapshot, _ = profiled_snapshot(release, monkeypatch, tmp_path)
     result = replay(snapshot, "-m", "mi300x", "--gpus", "8")
     assert not result.errors, result.describe()
-    expected = set() if release_of(release) >= (6, 4) else {"test_amd_xgmi_links_up"}
-    assert set(result.failed) == expected, result.describe()
+    assert set(result.failed) == set(), result.describe()
 
 
 @pytest.mark.parametrize("release", RELEASES[:1])  # the installed, newest release

@@ -17,7 +17,7 @@ def test_application_xids_are_reported_not_failed(replay):
     snapshot["kernel_log"].update(xid_events=[APP_XID], xid_count=1)
     result = replay(snapshot, "-m", "h100", "-k", "xid", "-W", "default")
     assert result.ret == 0, result.describe()
-    assert "application-caused Xid events" in result.output
+    assert "Xid events that are no machine fault: Xid 31" in result.output
 
 
 def test_application_xids_are_named_apart_when_a_fault_fails(replay):
@@ -26,8 +26,11 @@ def test_application_xids_are_named_apart_when_a_fault_fails(replay):
     snapshot["kernel_log"].update(xid_events=[APP_XID, fault], xid_count=2)
     result = replay(snapshot, "-m", "h100", "-k", "xid")
     message = result.failed["test_no_machine_fault_xids"]
-    assert "Xid 95 x1 on GPU 0 (0000:18:00.0): Uncontained ECC error" in message
-    assert "caused by applications and not judged: Xid 31" in message
+    assert "Xid 95 x1 on GPU 0 (0000:18:00.0): Uncontained memory error" in message
+    assert (
+        "no machine fault and not judged: Xid 31 x1 on GPU 0 (0000:18:00.0) (application)"
+        in message
+    )
 
 
 def test_an_xid_on_a_bus_no_gpu_answers_is_still_a_fault(replay):

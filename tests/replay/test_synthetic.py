@@ -1,5 +1,6 @@
 """Synthetic snapshots have exactly the probes' shape: each probe, fed the snapshot's own values
-through a fake of what it reads (pynvml, torch, sysctl, sysfs), writes the same record back."""
+through what it reads (the real pynvml over a simulated libnvidia-ml; fakes of torch, sysctl
+and sysfs), writes the same record back."""
 
 import json
 import subprocess
@@ -8,7 +9,9 @@ from types import SimpleNamespace
 
 import pytest
 from amd_real import real_amdsmi
-from counter_fakes import NVML_CONSTANTS, NotSupported, add_counter_fakes, write_aer
+from counter_fakes import write_aer
+from nvml_sim import simulated_nvml
+from nvml_sim.from_facts import profile_from_snapshot
 
 from rigcheck.facts import amd, apple, counters, nvml, torch_probe
 from rigcheck.facts.synthetic import synthetic_snapshot
@@ -23,110 +26,22 @@ NVIDIA = [n for n, s in SPECS.items() if s.vendor == "nvidia"]
 GPU = [n for n, s in SPECS.items() if s.backend in ("cuda", "rocm")]
 
 
-def unless_none(value, convert=lambda v: v):
-    """What NVML gives for a fact the snapshot has: None in the snapshot means NotSupported."""
-    if value is None:
-        raise NotSupported("Not Supported")
-    return convert(value)
-
-
-def fake_pynvml(device: dict, driver: dict) -> SimpleNamespace:
-    """A pynvml that reports one device exactly as the snapshot records it."""
-    pci, power, clocks = device["pci"], device["power"], device["clocks"]
-    errors, links = device["ecc_errors"], device["nvlink"]
-    reasons = {name: bit for bit, name in nvml.THROTTLE_REASONS.items()}
-    major, minor = driver["cuda_driver_version"].split(".")
-
-    def nvlink_state(h, link):
-        if link >= len(links):
-            raise nvml_module.NVMLError("Invalid Argument")
-        return int(links[link]["active"])
-
-    def retired(h, cause):
-        pages = unless_none(device["retired_pages"])
-        return [0] * pages["double_bit" if cause == "double" else "single_bit"]
-
-    nvml_module = SimpleNamespace(
-        **NVML_CONSTANTS,
-        NVML_TEMPERATURE_GPU=0,
-        NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR="double",
-        NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS="single",
-        nvmlSystemGetDriverVersion=lambda: driver["version"],
-        nvmlSystemGetCudaDriverVersion_v2=lambda: int(major) * 1000 + int(minor) * 10,
-        nvmlDeviceGetHandleByIndex=lambda i: i,
-        nvmlDeviceGetName=lambda h: device["name"].encode(),
-        nvmlDeviceGetPciInfo=lambda h: SimpleNamespace(
-            busId=f"0000{pci['bus_id'].upper()}".encode(),
-            pciDeviceId=int(pci["device_id"], 16) << 16 | int(pci["vendor_id"], 16),
-            pciSubSystemId=int(pci["subsystem_id"], 16),
-        ),
-        nvmlDeviceGetUUID=lambda h: device["uuid"],
-        nvmlDeviceGetSerial=lambda h: device["serial"],
-        nvmlDeviceGetMemoryInfo=lambda h: SimpleNamespace(
-            total=device["memory_total_bytes"], free=device["memory_free_bytes"]
-        ),
-        nvmlDeviceGetCudaComputeCapability=lambda h: tuple(
-            int(p) for p in device["compute_capability"].split(".")
-        ),
-        nvmlDeviceGetEccMode=lambda h: unless_none(
-            device["ecc"], lambda e: (int(e["current"]), int(e["pending"]))
-        ),
-        nvmlDeviceGetTotalEccErrors=lambda h, kind, counter: unless_none(errors)[
-            f"{counter}_{kind}"
-        ],
-        nvmlDeviceGetRetiredPagesPendingStatus=lambda h: int(
-            unless_none(device["retired_pages"])["pending"]
-        ),
-        nvmlDeviceGetRetiredPages=retired,
-        nvmlDeviceGetRemappedRows=lambda h: unless_none(
-            device["remapped_rows"],
-            lambda r: (r["correctable"], r["uncorrectable"], int(r["pending"]), int(r["failure"])),
-        ),
-        nvmlDeviceGetClockInfo=lambda h, c: clocks[f"{c}_mhz"],
-        nvmlDeviceGetMaxClockInfo=lambda h, c: clocks[f"{c}_max_mhz"],
-        nvmlDeviceGetCurrentClocksEventReasons=lambda h: sum(
-            reasons[r] for r in device["throttle_reasons"]
-        ),
-        nvmlDeviceGetTemperature=lambda h, sensor: device["temperature_c"],
-        nvmlDeviceGetEnforcedPowerLimit=lambda h: round(power["limit_w"] * 1000),
-        nvmlDeviceGetPowerManagementDefaultLimit=lambda h: round(power["default_limit_w"] * 1000),
-        nvmlDeviceGetPowerManagementLimitConstraints=lambda h: (
-            0,
-            round(power["max_limit_w"] * 1000),
-        ),
-        nvmlDeviceGetPowerUsage=lambda h: round(power["draw_w"] * 1000),
-        nvmlDeviceGetCurrPcieLinkGeneration=lambda h: device["pcie"]["gen_current"],
-        nvmlDeviceGetMaxPcieLinkGeneration=lambda h: device["pcie"]["gen_max"],
-        nvmlDeviceGetGpuMaxPcieLinkGeneration=lambda h: device["pcie"]["gen_device_max"],
-        nvmlDeviceGetCurrPcieLinkWidth=lambda h: device["pcie"]["width_current"],
-        nvmlDeviceGetMaxPcieLinkWidth=lambda h: device["pcie"]["width_max"],
-        nvmlDeviceGetPersistenceMode=lambda h: int(device["persistence_mode"]),
-        nvmlDeviceGetMigMode=lambda h: unless_none(
-            device["mig"], lambda m: (int(m["current"]), int(m["pending"]))
-        ),
-        nvmlDeviceGetComputeRunningProcesses=lambda h: [
-            SimpleNamespace(pid=p["pid"], usedGpuMemory=p["used_bytes"])
-            for p in device["processes"]
-        ],
-        nvmlDeviceGetGraphicsRunningProcesses=lambda h: [],
-        nvmlDeviceGetNvLinkState=nvlink_state,
-        nvmlDeviceGetNvLinkVersion=lambda h, link: links[link]["nvml_code"],
-    )
-    return add_counter_fakes(nvml_module, device)  # counters.py's reads
-
-
 @pytest.mark.parametrize("name", NVIDIA)
 def test_nvml_probe_writes_back_the_synthetic_device(name, monkeypatch, tmp_path):
+    """Through the real pynvml: the simulated libnvidia-ml answers what the snapshot recorded."""
     snapshot = synthetic_snapshot(SPECS[name], gpus=2)
-    driver = snapshot["software"]["nvidia_driver"]
     monkeypatch.setattr(nvml, "Path", lambda path: tmp_path / path.lstrip("/"))  # sysfs
     monkeypatch.setattr(counters, "SYSFS_PCI", tmp_path / "sys/bus/pci/devices")
     for device in snapshot["devices"]:
         node = tmp_path / f"sys/bus/pci/devices/{device['pci']['bus_id']}/numa_node"
         write_aer(tmp_path / "sys/bus/pci/devices", device)
         node.write_text(f"{-1 if device['numa_node'] is None else device['numa_node']}\n")
-        monkeypatch.setattr(nvml, "_nvml", lambda device=device: fake_pynvml(device, driver))
-        assert nvml.probe_device(device["index"]) == device
+    with simulated_nvml(profile_from_snapshot(snapshot, name)) as lib:
+        driver, devices = nvml.probe_nvidia()
+    assert not lib.crashes, lib.crashes
+    assert driver == snapshot["software"]["nvidia_driver"]
+    for got, want in zip(devices, snapshot["devices"], strict=True):
+        assert got == want
 
 
 def fake_torch(facts: dict) -> SimpleNamespace:

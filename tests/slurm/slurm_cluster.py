@@ -54,8 +54,9 @@ def free_port() -> int:
 
 
 class SlurmCluster:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, extra_conf: tuple[str, ...] = ()) -> None:
         self.root = root
+        self.extra_conf = extra_conf  # more slurm.conf lines (the gate test's Prolog, Epilog)
         self.host = socket.gethostname().split(".")[0]  # what slurmctld compares SlurmctldHost to
         self.conf = root / "slurm.conf"
         self.daemons: list[tuple[str, subprocess.Popen]] = []
@@ -141,6 +142,7 @@ class SlurmCluster:
                 for node in NODES
             ),
             "PartitionName=ci Nodes=ALL Default=YES MaxTime=INFINITE State=UP",
+            *self.extra_conf,
         ]
         return "\n".join(lines) + "\n"
 

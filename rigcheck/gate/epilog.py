@@ -1,0 +1,148 @@
+"""What a finished job left behind: the epilog's judgement of two facts snapshots, the one the
+prolog took before the job and the one taken after it.
+
+New Xid events, uncorrected ECC errors or remapped rows that grew, a hardware or thermal
+slowdown still active, and processes holding a GPU that were not there before the job. Each is a
+Finding; the first one is the run's root-cause line (rigcheck.reports.root_cause's form), which
+is what the node is drained with. Counters that cannot be read (an error record, a placeholder)
+are left out here: the quick tier's fact checks fail on them, with their reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from rigcheck.reports.root_cause import shorten
+
+# Clock-event reasons that mean the hardware is protecting itself, not a setting or idleness.
+SLOWDOWNS = ("hw_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown", "sw_thermal_slowdown")
+ECC_COUNTERS = ("volatile_uncorrected", "aggregate_uncorrected")
+
+
+@dataclass(frozen=True)
+class Finding:
+    key: str  # label-safe, the root-cause line's key
+    detail: str
+
+    @property
+    def line(self) -> str:
+        return f"{self.key}: {self.detail}"
+
+
+def leftovers(before: dict[str, Any] | None, after: dict[str, Any]) -> list[Finding]:
+    """Everything the job left; without a `before` (no prolog ran) only what needs none:
+    slowdowns still active and processes still holding a GPU."""
+    deltas = [] if before is None else new_xids(before, after) + grown_ecc(before, after)
+    return deltas + slowdowns(after) + held_gpus(before, after)
+
+
+def root_cause_line(found: list[Finding]) -> str | None:
+    if not found:
+        return None
+    more = f" (+{len(found) - 1} more)" if len(found) > 1 else ""
+    return shorten(found[0].line, suffix=more)
+
+
+def new_xids(before: dict[str, Any], after: dict[str, Any]) -> list[Finding]:
+    seen = {_xid_key(e) for e in _xid_events(before)}
+    fresh = [e for e in _xid_events(after) if _xid_key(e) not in seen]
+    if not fresh:
+        grown = _count(after, "xid_count") - _count(before, "xid_count")
+        if grown <= 0:
+            return []
+        return [Finding("job_left_xid", f"{grown} new Xid event(s) in the kernel log")]
+    first = fresh[0]
+    codes = ", ".join(sorted({str(e.get("code")) for e in fresh}))
+    where = first.get("bus_id") or "a GPU"
+    detail = f"{len(fresh)} new Xid event(s) (Xid {codes}), first on {where}"
+    return [Finding("job_left_xid", detail)]
+
+
+def grown_ecc(before: dict[str, Any], after: dict[str, Any]) -> list[Finding]:
+    old = {d.get("index"): d for d in _devices(before)}
+    found = []
+    for device in _devices(after):
+        was = old.get(device.get("index"), {})
+        for counter in ECC_COUNTERS:
+            grew = _number(device, "ecc_errors", counter) - _number(was, "ecc_errors", counter)
+            if grew > 0:
+                found.append(
+                    Finding(
+                        "job_left_ecc",
+                        f"GPU {device.get('index')}: {counter} ECC errors grew by {grew:g}",
+                    )
+                )
+                break
+        rows = _number(device, "remapped_rows", "uncorrectable") - _number(
+            was, "remapped_rows", "uncorrectable"
+        )
+        if rows > 0:
+            found.append(
+                Finding(
+                    "job_left_ecc",
+                    f"GPU {device.get('index')}: {rows:g} rows remapped for uncorrectable errors",
+                )
+            )
+    return found
+
+
+def slowdowns(after: dict[str, Any]) -> list[Finding]:
+    found = []
+    for device in _devices(after):
+        reasons = device.get("throttle_reasons")
+        active = [r for r in reasons if r in SLOWDOWNS] if isinstance(reasons, list) else []
+        if active:
+            detail = f"GPU {device.get('index')}: {', '.join(active)} still active"
+            found.append(Finding("job_left_throttle", detail))
+    return found
+
+
+def held_gpus(before: dict[str, Any] | None, after: dict[str, Any]) -> list[Finding]:
+    """Processes on a GPU after the job that were not on it before (a stuck or orphaned rank)."""
+    there = {(d.get("index"), p.get("pid")) for d in _devices(before) for p in _processes(d)}
+    found = []
+    for device in _devices(after):
+        pids = [
+            p.get("pid")
+            for p in _processes(device)
+            if (device.get("index"), p.get("pid")) not in there
+        ]
+        if pids:
+            shown = ", ".join(str(p) for p in pids[:4])
+            found.append(
+                Finding(
+                    "job_left_process",
+                    f"GPU {device.get('index')} still held by pid {shown} after the job",
+                )
+            )
+    return found
+
+
+def _devices(facts: dict[str, Any] | None) -> list[dict[str, Any]]:
+    devices = (facts or {}).get("devices")
+    return [d for d in devices if isinstance(d, dict)] if isinstance(devices, list) else []
+
+
+def _processes(device: dict[str, Any]) -> list[dict[str, Any]]:
+    found = device.get("processes")
+    return [p for p in found if isinstance(p, dict)] if isinstance(found, list) else []
+
+
+def _xid_events(facts: dict[str, Any]) -> list[dict[str, Any]]:
+    events = (facts.get("kernel_log") or {}).get("xid_events")
+    return [e for e in events if isinstance(e, dict)] if isinstance(events, list) else []
+
+
+def _xid_key(event: dict[str, Any]) -> tuple:
+    return tuple(sorted((k, str(v)) for k, v in event.items()))
+
+
+def _count(facts: dict[str, Any], key: str) -> float:
+    value = (facts.get("kernel_log") or {}).get(key)
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else 0
+
+
+def _number(device: dict[str, Any], group: str, key: str) -> float:
+    value = (device.get(group) or {}).get(key) if isinstance(device.get(group), dict) else None
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else 0

@@ -1,0 +1,148 @@
+"""`rigcheck slurm health|prolog|epilog`: the quick tier as Slurm's HealthCheckProgram or
+Prolog, and the Epilog's check of what a job left, each draining the node with rigcheck's
+root-cause line and resuming it only from rigcheck's own drain. docs/slurm/README.md."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import socket
+import sys
+from pathlib import Path
+from typing import Any
+
+from rigcheck.errors import RigcheckError
+from rigcheck.gate.quick_run import DEFAULT_TIMEOUT_S, FACTS_ENV, new_run_dir, run_quick_tier
+from rigcheck.gate.slurm import DRAIN, NOTHING, Action, Scontrol, decide
+
+DEFAULT_ROOT = "/var/lib/rigcheck"
+ROOT_ENV = "RIGCHECK_GATE_DIR"
+
+
+def add_parser(subparsers: Any) -> None:
+    slurm = subparsers.add_parser("slurm", help="Slurm health check, prolog and epilog")
+    modes = slurm.add_subparsers(dest="mode", required=True, metavar="MODE")
+    for mode, text in (
+        ("health", "HealthCheckProgram: the quick tier; drain on failure, resume rigcheck's drain"),
+        ("prolog", "Prolog: as health, and keep the facts the epilog compares with"),
+        ("epilog", "Epilog: drain when the job left Xid, ECC errors, slowdowns or GPU processes"),
+    ):
+        parser = modes.add_parser(mode, help=text, description=text)
+        _common(parser)
+        if mode != "epilog":
+            parser.add_argument("device_class", nargs="?", metavar="CLASS",
+                                help="the node's class (default: detected)")  # fmt: skip
+            parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="S",
+                                help=f"kill the quick tier after S s (default {DEFAULT_TIMEOUT_S:g}"
+                                "; Slurm stops a HealthCheckProgram at 60)")  # fmt: skip
+        parser.set_defaults(func=MODES[mode])
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--node", help="the Slurm node name (default: $SLURMD_NODENAME, else "
+                        "this host's short name)")  # fmt: skip
+    parser.add_argument("--dir", type=Path, default=None, help="reports, job baselines and the "
+                        f"log go here (default ${ROOT_ENV}, else {DEFAULT_ROOT})")  # fmt: skip
+    parser.add_argument("--facts", help=f"judge a recorded snapshot, not this machine (also "
+                        f"${FACTS_ENV}; for replays and tests)")  # fmt: skip
+    parser.add_argument("--dry-run", action="store_true",
+                        help="say what would be done; change no node state")  # fmt: skip
+
+
+def run_health(args: argparse.Namespace) -> int:
+    return _health(args, keep_baseline=False)
+
+
+def run_prolog(args: argparse.Namespace) -> int:
+    return _health(args, keep_baseline=True)
+
+
+def _health(args: argparse.Namespace, keep_baseline: bool) -> int:
+    root, node = _root(args), _node(args)
+    run = run_quick_tier(new_run_dir(root / "runs", args.mode), args.device_class, args.facts,
+                         args.timeout)  # fmt: skip
+    if run.certificate is None:  # no verdict: a setup problem, not the node's; change nothing
+        _log(root, args.mode, node, f"no verdict, node state not changed: {run.problem}")
+        return 2
+    if keep_baseline and run.root_cause is None:
+        _save_baseline(root, run.certificate["machine"])
+    action = _act(node, run.root_cause, args.dry_run, resume=True)
+    verdict = run.certificate["verdict"]
+    _log(root, args.mode, node, f"verdict {verdict}: {action.why} ({run.run_dir})", args.dry_run)
+    return 0 if run.root_cause is None else 1
+
+
+def run_epilog(args: argparse.Namespace) -> int:
+    from rigcheck.gate.epilog import leftovers, root_cause_line
+
+    root, node = _root(args), _node(args)
+    baseline = _baseline_path(root)
+    before = json.loads(baseline.read_text()) if baseline and baseline.is_file() else None
+    found = leftovers(before, _facts_now(args))
+    cause = root_cause_line(found)
+    action = _act(node, cause, args.dry_run, resume=False)
+    compared = "against the prolog's facts" if before else "no prolog facts: deltas not judged"
+    _log(root, "epilog", node, f"{len(found)} finding(s), {compared}: {action.why}", args.dry_run)
+    if baseline and baseline.is_file():
+        baseline.unlink()
+    return 0  # a failing epilog would make Slurm drain the node again, over rigcheck's reason
+
+
+def _act(node: str, cause: str | None, dry_run: bool, resume: bool) -> Action:
+    scontrol = Scontrol()
+    action = decide(scontrol.node(node), cause)
+    if action.kind != DRAIN and not resume:  # the epilog drains; it never resumes
+        action = Action(NOTHING, None, "nothing to do" if cause is None else action.why)
+    if not dry_run:
+        scontrol.apply(node, action)
+    return action
+
+
+def _facts_now(args: argparse.Namespace) -> dict[str, Any]:
+    path = args.facts or os.environ.get(FACTS_ENV)
+    if path:
+        from rigcheck.facts import load_facts
+
+        return load_facts(path).data
+    from rigcheck.facts import collect_facts
+
+    return collect_facts().data
+
+
+def _baseline_path(root: Path) -> Path | None:
+    job = os.environ.get("SLURM_JOB_ID")
+    return root / "jobs" / f"{job}.facts.json" if job else None
+
+
+def _save_baseline(root: Path, machine: dict[str, Any]) -> None:
+    path = _baseline_path(root)
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(machine), encoding="utf-8")
+
+
+def _root(args: argparse.Namespace) -> Path:
+    root = args.dir or Path(os.environ.get(ROOT_ENV) or DEFAULT_ROOT)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise RigcheckError(f"--dir {root}: {exc.strerror}; name a writable folder") from None
+    return root
+
+
+def _node(args: argparse.Namespace) -> str:
+    return args.node or os.environ.get("SLURMD_NODENAME") or socket.gethostname().split(".")[0]
+
+
+def _log(root: Path, mode: str, node: str, text: str, dry_run: bool = False) -> None:
+    """One line on stderr (slurmd's log) and in <dir>/gate.log: what was found and done."""
+    stamp = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    line = f"rigcheck slurm {mode}: node {node}: {'[dry run] ' if dry_run else ''}{text}"
+    print(line, file=sys.stderr)
+    with open(root / "gate.log", "a", encoding="utf-8") as log:
+        log.write(f"{stamp} {line}\n")
+
+
+MODES = {"health": run_health, "prolog": run_prolog, "epilog": run_epilog}

@@ -1,0 +1,46 @@
+"""The three tiers of `rigcheck check --tier`: which suite areas each runs, and its time budget.
+
+Data, not code paths: a tier is a set of area markers (rigcheck.plugin's SUITE_MARKERS and the
+burn-in's), a budget in seconds counted from the process's start, and, for acceptance, the
+burn-in it turns on when none is given. docs/gate.md says what each one catches and cannot.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Tier:
+    name: str
+    budget_s: float  # wall time from process start; what is not done by then is INCOMPLETE
+    areas: frozenset[str]  # the area markers whose checks run
+    burn_in_s: float | None = None  # the burn-in it adds when --burn-in is not given
+
+
+# quick: the prolog / HealthCheckProgram tier (Slurm kills that program at 60 s).
+# standard: plus the timed measurements. acceptance: plus the torchrun job and a burn-in.
+QUICK = Tier("quick", 10.0, frozenset({"facts"}))
+STANDARD = Tier("standard", 120.0, frozenset({"facts", "perf", "memory"}))
+ACCEPTANCE = Tier(
+    "acceptance",
+    600.0,
+    frozenset({"facts", "perf", "memory", "distributed", "burn_in"}),
+    burn_in_s=300.0,
+)
+TIERS = {t.name: t for t in (QUICK, STANDARD, ACCEPTANCE)}
+
+
+def parse_tier(text: str) -> Tier:
+    """An argparse / pytest option type: the Tier named, or a usage error listing them."""
+    try:
+        return TIERS[text]
+    except KeyError:
+        names = ", ".join(TIERS)
+        raise argparse.ArgumentTypeError(f"unknown tier {text!r}: choose one of {names}") from None
+
+
+def in_tier(tier: Tier, markers: set[str]) -> bool:
+    """Whether a check carrying these marker names runs in the tier: one of its areas."""
+    return bool(tier.areas & markers)

@@ -1,0 +1,216 @@
+"""Will it finish: tokens per second and wall time of a training job, from a machine's figures.
+
+The model, stated:
+- Model FLOPs per token (PaLM appendix B; mosaicml/llm-foundry's MFU): 6 x N + 12 x L x q x s, N
+  the parameters of every matmul a token passes through (mixture of experts: the active ones;
+  the embedding is a lookup, lm_head a matmul), q the query width, s the sequence (attention
+  counted non-causal). LoRA/QLoRA: the frozen matmuls need no weight gradient, 4 x N, plus
+  6 x the adapters. Full recomputation runs the forward again: + 2 x N + 4 x L x q x s (the
+  hardware FLOPs llm-foundry calls HFU); selective recomputation + 4 x L x q x s.
+- A GPU does its share (tensor, pipeline, context parallelism split a token's FLOPs; the pipeline
+  bubble is not counted) at `achieved` = matmul TFLOP/s x achieved fraction: the share of its
+  measured matmul rate that real training steps reach (norms, activations, optimizer, kernel
+  launches, communication not hidden), itself taken from a measured training run.
+- Data-parallel gradient traffic (all-reduce, or ZeRO/FSDP's reduce-scatter + all-gathers) runs
+  at the all-reduce bus bandwidth and overlaps the backward pass: the step takes the longer of
+  the two.
+"""
+
+from dataclasses import dataclass
+
+from rigcheck.memory.architecture import parameter_count, tensor_groups
+from rigcheck.memory.errors import ConfigError
+from rigcheck.memory.estimate import Job, estimate
+
+
+@dataclass(frozen=True)
+class Rates:
+    """What one GPU of the machine achieves, and where each figure came from."""
+
+    matmul_tflops: float  # dense matmul at the job's precision
+    achieved_fraction: float  # of matmul_tflops, that a real training step reaches
+    busbw_gbps: float | None = None  # all-reduce bus bandwidth; None: not known
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        if self.matmul_tflops <= 0 or not 0 < self.achieved_fraction <= 1:
+            raise ConfigError("matmul TFLOP/s must be > 0 and the achieved fraction in (0, 1]")
+
+
+MATMUL_ROLES = ("linear", "expert", "router", "lm_head")
+
+
+def matmul_params(job: Job) -> int:
+    """Weights of every matmul one token passes through: the routed experts it goes to only,
+    lm_head counted (also when tied); embedding lookups, norms and biases are not matmuls."""
+    arch = job.arch
+    groups = tensor_groups(arch)
+    n = sum(g.total for g in groups if g.role in MATMUL_ROLES)
+    idle = arch.moe_layers * (arch.experts - arch.experts_per_token)
+    n -= idle * sum(g.numel for g in groups if g.role == "expert")
+    return n + (arch.vocab * arch.hidden if arch.tied_embeddings else 0)
+
+
+def attention_flops(job: Job) -> int:
+    """Forward attention FLOPs per token: QK^T and AV, 2 x 2 x L x q x s (non-causal)."""
+    return 4 * job.arch.layers * job.arch.q_width * job.seq
+
+
+def model_flops_per_token(job: Job) -> int:
+    """6N + 12 L q s: the model FLOPs of one trained token (MFU's numerator)."""
+    return 6 * matmul_params(job) + 3 * attention_flops(job)
+
+
+def hardware_flops_per_token(job: Job) -> int:
+    """The FLOPs the GPUs actually run per token: frozen weights skip their weight gradient,
+    recomputation repeats (part of) the forward."""
+    n, attention = matmul_params(job), attention_flops(job)
+    if job.method == "full":
+        flops = 6 * n + 3 * attention
+    else:
+        adapters = estimate(job).trainable_params
+        flops = 4 * n + 6 * adapters + 3 * attention
+    if job.checkpointing == "full":
+        flops += 2 * n + attention
+    elif job.checkpointing == "selective":
+        flops += attention
+    return flops
+
+
+def gradient_traffic_bytes(job: Job) -> int:
+    """Bytes each GPU sends per step for data parallelism: a ring all-reduce moves 2(n-1)/n of
+    the gradients, as do ZeRO-2/3's reduce-scatter plus parameter all-gather (ZeRO-3 gathers the
+    parameters twice: forward and backward, 3(n-1)/n); bus bandwidth already carries the 2(n-1)/n
+    (nccl-tests PERFORMANCE.md), so the bytes here are what divides by it."""
+    if job.dp == 1:
+        return 0
+    result = estimate(job)
+    grads = 2 * result.trainable_params // (job.tp * job.pp)  # 16-bit gradients
+    return grads * 3 // 2 if job.zero == 3 else grads
+
+
+def step_seconds(job: Job, rates: Rates) -> dict:
+    """Seconds of one optimizer step (micro-batch per GPU, no gradient accumulation)."""
+    if job.arch is None or job.inference:
+        raise ConfigError("a time estimate needs a training job on a model: give --model")
+    tokens = job.batch * job.seq  # per data-parallel rank
+    flops = tokens * hardware_flops_per_token(job) / (job.tp * job.pp * job.cp)
+    compute = flops / (rates.matmul_tflops * 1e12 * rates.achieved_fraction)
+    traffic = gradient_traffic_bytes(job)
+    if traffic and rates.busbw_gbps is None:
+        raise ConfigError("data parallelism needs the all-reduce bus bandwidth: give --busbw")
+    comm = traffic / (rates.busbw_gbps * 1e9) if traffic else 0.0
+    return {"compute_s": compute, "communication_s": comm, "step_s": max(compute, comm)}
+
+
+def time_to_train(job: Job, rates: Rates, tokens: int = 0, steps: int = 0) -> dict:
+    """Tokens per second (whole job), steps and wall time for `tokens` or `steps` (JSON-ready)."""
+    if (tokens > 0) == (steps > 0):
+        raise ConfigError("give the job's length once: --tokens N or --steps N")
+    step = step_seconds(job, rates)
+    per_step = job.batch * job.seq * job.dp
+    steps = steps or -(-tokens // per_step)
+    tokens_per_s = per_step / step["step_s"]
+    return {
+        **step,
+        "tokens_per_step": per_step,
+        "steps": steps,
+        "tokens_per_s": tokens_per_s,
+        "tokens_per_s_per_gpu": tokens_per_s / job.gpus,
+        "wall_s": steps * step["step_s"],
+        "model_flops_per_token": model_flops_per_token(job),
+        "hardware_flops_per_token": hardware_flops_per_token(job),
+        "mfu_of_matmul": tokens_per_s
+        / job.gpus
+        * model_flops_per_token(job)
+        / (rates.matmul_tflops * 1e12),
+        "rates": vars(rates),
+    }
+
+
+def total_params(job: Job) -> int:
+    """The model's parameter count, for reports."""
+    return parameter_count(job.arch)
+
+
+MATMUL_FIGURE = {"bf16": "matmul_bf16_tflops", "fp16": "matmul_fp16_tflops"}
+
+
+def matmul_figure(precision: str) -> str:
+    """The spec figure of the matmul rate a precision runs at (16-bit mixed: the 16-bit one)."""
+    return MATMUL_FIGURE.get(precision.removesuffix("-mixed"), "matmul_fp32_tflops")
+
+
+def achievable(figures: dict, key: str) -> float | None:
+    """A spec figure's achievable value, or None where the spec has none."""
+    tier = (figures.get(key) or {}).get("achievable") or {}
+    return tier.get("value")
+
+
+def reference_fraction(device: str, matmul_tflops: float) -> float | None:
+    """The achieved fraction of a class from its published reference run, or None."""
+    from rigcheck.memory.train_rates import REFERENCE
+
+    run = REFERENCE.get(device)
+    if run is None:
+        return None
+    achieved = run.tokens_per_s_per_gpu * hardware_flops_per_token(run.job())
+    return achieved / (matmul_tflops * 1e12)
+
+
+def class_rates(device: str, figures: dict, precision: str, fraction: float | None) -> Rates:
+    """Rates of a device class from its spec's achievable figures; the achieved fraction from
+    the class's published reference run unless given."""
+    key = matmul_figure(precision)
+    matmul = achievable(figures, key)
+    if matmul is None:
+        raise ConfigError(f"the {device} spec has no achievable {key}: give --matmul-tflops")
+    source = f"{device} spec: achievable {key} {matmul}"
+    if fraction is None:
+        fraction = reference_fraction(device, matmul)
+        if fraction is None:
+            raise ConfigError(
+                f"no published training run gives {device}'s achieved fraction: give "
+                "--achieved-fraction F (the share of the matmul rate a training step reaches)"
+            )
+        from rigcheck.memory.train_rates import REFERENCE
+
+        source += f"; achieved fraction {fraction:.3f} from {REFERENCE[device].where}"
+    busbw = achievable(figures, "allreduce_busbw_gbps")
+    return Rates(matmul, min(fraction, 1.0), busbw, source)
+
+
+def rates_from_args(args, precision: str) -> Rates:
+    """Measured figures given on the command line, else the --device class's spec figures."""
+    if args.matmul_tflops is not None:
+        if args.achieved_fraction is None:
+            raise ConfigError("--matmul-tflops needs --achieved-fraction (measured on a real step)")
+        source = "given: --matmul-tflops, --achieved-fraction, --busbw"
+        return Rates(args.matmul_tflops, args.achieved_fraction, args.busbw, source)
+    if args.device is None:
+        raise ConfigError("a time estimate needs --device CLASS or --matmul-tflops")
+    from rigcheck.spec import load_spec
+
+    rates = class_rates(
+        args.device, load_spec(args.device).figures, precision, args.achieved_fraction
+    )
+    if args.busbw is not None:
+        return Rates(rates.matmul_tflops, rates.achieved_fraction, args.busbw, rates.source)
+    return rates
+
+
+def add_time_arguments(parser) -> None:
+    """The options of the time estimate (`rigcheck fit ... --tokens N`)."""
+    group = parser.add_argument_group("will it finish (training)")
+    length = group.add_mutually_exclusive_group()
+    length.add_argument("--tokens", type=float, help="tokens to train on, e.g. 2e9")
+    length.add_argument("--steps", type=int, help="optimizer steps to run")
+    group.add_argument(
+        "--matmul-tflops", type=float, metavar="X",
+        help="this machine's measured matmul TFLOP/s per GPU (default: the --device spec's)",
+    )  # fmt: skip
+    group.add_argument(
+        "--achieved-fraction", type=float, metavar="F",
+        help="share of the matmul rate a training step reaches (default: from a published run)",
+    )  # fmt: skip
+    group.add_argument("--busbw", type=float, metavar="GBPS", help="all-reduce bus bandwidth GB/s")

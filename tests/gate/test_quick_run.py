@@ -1,0 +1,76 @@
+"""Reading the quick tier's child run back: a run killed at the timeout is never a pass, and a
+run with no certificate changes no node state."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+from rigcheck.cli import main
+from rigcheck.gate.quick_run import new_run_dir, prune_runs, quick_command, read_back
+
+CERTIFICATES = Path(__file__).resolve().parents[2] / "fixtures" / "certificates"
+
+
+def run_dir_with(tmp_path: Path, name: str) -> Path:
+    shutil.copyfile(CERTIFICATES / name, tmp_path / "certificate.json")
+    return tmp_path
+
+
+def test_a_finished_run_gives_its_certificates_root_cause(tmp_path):
+    run = read_back(run_dir_with(tmp_path, "h100-node-after.json"), False, 50, "")
+    assert run.root_cause == run.certificate["root_cause"]
+    assert run.root_cause.startswith("driver_meets_class_minimum: ") and run.problem is None
+    passed = read_back(run_dir_with(tmp_path, "h100-node-before.json"), False, 50, "")
+    assert passed.root_cause is None
+
+
+def test_a_killed_run_is_incomplete_unless_it_had_failed(tmp_path):
+    passing_so_far = read_back(run_dir_with(tmp_path, "h100-node-before.json"), True, 50, "")
+    assert passing_so_far.root_cause == (
+        "incomplete: the quick tier did not end within 50 s (killed)"
+    )
+    failed = read_back(run_dir_with(tmp_path, "h100-node-after.json"), True, 50, "")
+    assert failed.root_cause.startswith("driver_meets_class_minimum: ")
+
+
+def test_no_certificate_is_no_verdict(tmp_path):
+    run = read_back(tmp_path, False, 50, "ERROR: -m a1000: unknown class\n")
+    assert run.certificate is None and run.root_cause is None
+    assert "the run said: ERROR: -m a1000: unknown class" in run.problem
+    killed = read_back(tmp_path, True, 50, "")
+    assert killed.problem == "killed after 50 s before it wrote a certificate"
+
+
+def test_the_quick_tier_command_is_an_argument_list():
+    command = quick_command(Path("/r/x"), "h100", "/f.json")
+    assert command == [sys.executable, "-m", "rigcheck", "check", "--tier", "quick", "h100",
+                       "--report-dir=/r/x", "-q", "--facts=/f.json"]  # fmt: skip
+    assert "h100" not in quick_command(Path("/r/x"), None, None)
+
+
+def test_health_without_a_verdict_leaves_the_node_and_exits_2(tmp_path, capsys):
+    code = main(["slurm", "health", "no_such_class", "--dir", str(tmp_path), "--node", "n1"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "rigcheck slurm health: node n1: no verdict, node state not changed" in err
+    assert "no verdict" in (tmp_path / "gate.log").read_text()
+
+
+def test_old_runs_of_a_kind_are_pruned_and_nothing_else(tmp_path):
+    names = [f"health-2026112{d}T000000-{d}" for d in range(5)]
+    for name in [*names, "prolog-20261120T000000-1", "my-notes", "health-latest"]:
+        (tmp_path / name).mkdir()
+    removed = prune_runs(tmp_path, "health", keep=2)
+    assert sorted(p.name for p in removed) == names[:3]
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert left == sorted([*names[3:], "prolog-20261120T000000-1", "my-notes", "health-latest"])
+    assert prune_runs(tmp_path, "health", keep=2) == []
+    assert prune_runs(tmp_path / "absent", "health") == []
+
+
+def test_a_new_run_folder_is_named_so_that_pruning_finds_it(tmp_path):
+    run = new_run_dir(tmp_path, "k8s")
+    run.mkdir()
+    assert prune_runs(tmp_path, "k8s", keep=0) == [run]

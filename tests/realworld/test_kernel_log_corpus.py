@@ -1,0 +1,126 @@
+"""Real kernel-log lines from public reports (fixtures/realworld/kernel_log.json): each excerpt
+is parsed as the kernel-log probe parses it and each event judged as the suite judges it, and
+the suite's check fails the node exactly when the excerpt holds a machine or driver fault.
+
+`python tests/realworld/test_kernel_log_corpus.py` prints the table of kinds, counts and lines
+judged right that docs and notes quote.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+from check_calls import call  # noqa: E402
+
+from rigcheck.facts import Facts, amdgpu_log, kernel_log, nvrm_log  # noqa: E402
+from rigcheck.facts.synthetic import synthetic_snapshot  # noqa: E402
+from rigcheck.facts.xid_catalog import NOT_FAILED, judge  # noqa: E402
+from rigcheck.spec import load_spec  # noqa: E402
+
+CORPUS = json.loads((ROOT / "fixtures" / "realworld" / "kernel_log.json").read_text())
+ITEMS = [(vendor, item) for vendor in ("nvidia", "amdgpu") for item in CORPUS[vendor]]
+suite = importlib.import_module("suites.facts.test_kernel_log")
+
+
+def _lines(item: dict) -> list[str]:
+    return [line for line, _ in item["lines"]]
+
+
+def xid_events(lines: list[str]) -> list[tuple[int, dict[str, Any]]]:
+    return [(i, e) for i, e in enumerate(map(kernel_log.parse_xid, lines)) if e is not None]
+
+
+def _placed(events: list[dict[str, Any]], lines: list[str], where) -> list[tuple[int, dict]]:
+    """Each event with the index of the line it was read from (in order, so repeats pair up)."""
+    placed, start = [], 0
+    for event in events:
+        i = next(j for j in range(start, len(lines)) if where(event, lines[j]))
+        placed.append((i, event))
+        start = i + 1
+    return placed
+
+
+def nvrm_events(lines: list[str]) -> list[tuple[int, dict[str, Any]]]:
+    first = lambda e, line: e["text"].startswith(nvrm_log._message(line))  # noqa: E731
+    return _placed(nvrm_log.parse_nvrm(lines), lines, first)
+
+
+def amdgpu_events(lines: list[str]) -> list[tuple[int, dict[str, Any]]]:
+    return _placed(amdgpu_log.parse_amdgpu_lines(lines), lines, lambda e, line: e["text"] in line)
+
+
+def judged(lines: list[str]) -> dict[int, dict[str, Any]]:
+    """Line index -> {event, gpu, cause}: every event the probe reads, judged as the suite does."""
+    found = {}
+    for i, e in xid_events(lines):
+        cause = judge(e["code"], e["text"]).cause
+        found[i] = {"event": f"Xid {e['code']}", "gpu": e["bus_id"], "cause": cause}
+    for i, e in nvrm_events(lines):
+        cause = nvrm_log.find(e["kind"]).cause
+        found[i] = {"event": f"NVRM {e['kind']}", "gpu": e["bus_id"], "cause": cause}
+    for i, e in amdgpu_events(lines):
+        kind = amdgpu_log.classify(e["text"])
+        found[i] = {"event": f"amdgpu {kind.name}", "gpu": e["bus_id"], "cause": kind.cause}
+    return found
+
+
+@pytest.mark.parametrize(("vendor", "item"), ITEMS, ids=[i["source"][19:] for _, i in ITEMS])
+def test_each_line_is_read_and_judged_as_its_source_says(vendor, item):
+    found = judged(_lines(item))
+    wanted = {i: expect for i, (_, expect) in enumerate(item["lines"]) if expect}
+    assert found == wanted
+
+
+def _node(vendor: str, lines: list[str]) -> tuple[Any, Facts]:
+    """A synthetic 8-GPU node whose kernel log is this excerpt, as the probe would record it."""
+    spec = load_spec("h100" if vendor == "nvidia" else "mi300x")
+    facts = Facts(synthetic_snapshot(spec))
+    log = facts.data["kernel_log"]
+    log["xid_events"] = [e for _, e in xid_events(lines)]
+    log["nvrm_events"] = [e for _, e in nvrm_events(lines)]
+    log["amdgpu_events"] = [e for _, e in amdgpu_events(lines)]
+    return spec, facts
+
+
+@pytest.mark.parametrize(("vendor", "item"), ITEMS, ids=[i["source"][19:] for _, i in ITEMS])
+def test_the_check_fails_the_node_exactly_when_the_excerpt_holds_a_fault(vendor, item):
+    spec, facts = _node(vendor, _lines(item))
+    check = suite.test_no_machine_fault_xids if vendor == "nvidia" else suite.test_no_amdgpu_faults
+    outcome, message, _ = call(check, spec, facts, facts.devices)
+    faults = [e for _, e in item["lines"] if e and e["cause"] not in NOT_FAILED]
+    assert outcome == ("failed" if faults else "passed"), message
+    for fault in faults:  # each names its GPU, or the line itself where the log names none
+        assert (fault["gpu"] or "a GPU the line does not name") in message
+
+
+def test_the_corpus_holds_over_a_hundred_real_lines_each_with_its_public_source():
+    assert sum(len(item["lines"]) for _, item in ITEMS) >= 100
+    assert all(item["source"].startswith("https://") for _, item in ITEMS)
+
+
+def table() -> list[tuple[str, int, int]]:
+    """(kind, lines, lines judged right) over the whole corpus."""
+    count, right = Counter(), Counter()
+    for _, item in ITEMS:
+        found = judged(_lines(item))
+        for i, (_, expect) in enumerate(item["lines"]):
+            kind = expect["event"].split()[0] + " events" if expect else "lines that are no event"
+            count[kind] += 1
+            right[kind] += found.get(i) == expect
+    return [(kind, count[kind], right[kind]) for kind in sorted(count)]
+
+
+if __name__ == "__main__":
+    print("| kind | lines | judged right |\n|---|---|---|")
+    for kind, n, ok in table():
+        print(f"| {kind} | {n} | {ok} |")
