@@ -172,3 +172,14 @@ def test_nccl_net_other_than_socket_passes():
     for value in (None, "", "IB", "sockets"):
         assert decide(check, node({"NCCL_NET": value}), EXPECTED, 2) == ("passed", ""), value
     assert decide(check, node({"NCCL_NET": "SOCKET"}), EXPECTED, 2)[0] == "failed"
+
+
+def test_the_counter_warning_points_at_the_suite_check():
+    import warnings
+
+    facts = node()
+    port_counters(facts, 1)["symbol_error"] = 1
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        counters.test_rdma_port_error_counters(request(), facts)
+    assert [w.filename.endswith("test_rdma_counters.py") for w in caught] == [True]
