@@ -5,6 +5,7 @@ values are written by the test (healthy ones as in prometheus/procfs's sysfs fix
 
 import copy
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -42,3 +43,21 @@ def test_a_link_down_during_the_collective_job_fails(run_suite, tmp_path, downed
             "mlx5_3 port 1: the link went down 1 time(s) during the collective job"
             in (result.messages[CHECK])
         )
+
+
+def test_a_few_errors_during_the_job_warn_from_the_suite_check(run_suite, tmp_path):
+    data = json.loads((FIXTURE / "collectives.json").read_text())
+    rank0 = next(r for r in data["ranks"] if r["rank"] == 0)
+    after = sample(0)
+    after["ports"]["mlx5_2/1"]["counters"]["symbol_error"] = 3
+    rank0["rdma_counters"] = {"before": sample(0), "after": after}
+    path = tmp_path / "collectives.json"
+    path.write_text(json.dumps(data))
+    result = run_suite(
+        "-m", "h100 and distributed", "--gpus", "8", f"--facts={FIXTURE / 'facts.json'}",
+        f"--collectives={path}", "-k", CHECK,
+    )  # fmt: skip
+    assert result.outcomes[CHECK] == "passed", result.describe()
+    line = next(x for x in result.output.splitlines() if "UserWarning: RDMA errors" in x)
+    assert re.search(r"test_rdma_links_collectives\.py:\d+: UserWarning", line), line
+    assert "mlx5_2 port 1: 3 new errors during the collective job" in line

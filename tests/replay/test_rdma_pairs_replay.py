@@ -4,6 +4,7 @@ tail each fail at their check naming the node, port or link. Each pair's result 
 perftest output parsed (fixtures/rdma/perftest/); the rates are set by the test (rdma_runs.py)."""
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -101,3 +102,16 @@ def test_the_message_says_which_memory_and_which_floor(replay, h100_node, tmp_pa
     message = host.failed["test_no_slow_rdma_port_node_or_link"]
     assert "RDMA write bandwidth, host memory, no site floor: the fleet only: slow port" in message
     assert "more than 10% below this port's fleet reference 392.0 Gb/s" in message
+
+
+def test_a_few_errors_during_a_pair_warn_from_the_suite_check(replay, h100_node, tmp_path):
+    run_dir = write_run(tmp_path)
+    path = run_dir / "pairs" / "round01.node1-node2.mlx5_0-1.json"
+    entry = json.loads(path.read_text())
+    entry["counters"]["after"]["ports"]["mlx5_0/1"]["counters"]["symbol_error"] = 2
+    path.write_text(json.dumps(entry))
+    result = judge(replay, h100_node, run_dir)
+    assert result.ret == 0, result.describe()
+    line = next(x for x in result.output.splitlines() if "UserWarning: RDMA errors" in x)
+    assert re.search(r"test_rdma_pairs\.py:\d+: UserWarning", line), line
+    assert "gpu-node-02 mlx5_0 port 1: 2 new errors during the traffic of round 1" in line
