@@ -28,6 +28,7 @@ pytest_plugins = [
     "rigcheck.check_crash",
     "rigcheck.facts.fabric_plugin",
     "rigcheck.gate.plugin",
+    "rigcheck.rdma.plugin",
 ]
 
 SUITE_MARKERS = {

@@ -119,6 +119,7 @@ AREAS = {
             "tests/boundaries/test_fact_checks.py",
             "tests/boundaries/test_fact_stack_checks.py",
             "tests/boundaries/test_fact_fabric_checks.py",
+            "tests/boundaries/test_fact_rdma_checks.py",
             "tests/boundaries/test_fact_limits.py",
             "tests/replay/test_counter_checks.py",
             "tests/replay/test_replay_rate_checks.py",
@@ -180,6 +181,28 @@ AREAS = {
             "tests/burnin/test_judges.py",
             "tests/burnin/test_replay_faults.py",
             "tests/burnin/test_judge_boundaries.py",
+            "tests/burnin/test_rdma_link_replays.py",
+        ),
+    ),
+    # RDMA between nodes (issue 28): port counters and their change over a run, NCCL-over-IB
+    # rules, perftest parsing and the pair judge. The live torchrun test of the pair job stays
+    # out (20 s a run).
+    "rdma": Area(
+        (
+            "rigcheck/rdma/counter_verdict.py",
+            "rigcheck/rdma/nccl_ib.py",
+            "rigcheck/rdma/perftest.py",
+            "rigcheck/rdma/perftest_run.py",
+            "rigcheck/rdma/perftest_verdict.py",
+            "suites/distributed/test_rdma_pairs.py",
+            "suites/distributed/test_rdma_links_collectives.py",
+        ),
+        (
+            "tests/rdma/test_counter_judging.py",
+            "tests/rdma/test_nccl_ib_rules.py",
+            "tests/rdma/test_perftest_parsing.py",
+            "tests/replay/test_rdma_pairs_replay.py",
+            "tests/distributed/test_rdma_links_collectives_replay.py",
         ),
     ),
     # The health gate's judging: drain or resume (slurm.py), what a job left (epilog.py), and

@@ -23,6 +23,7 @@ import time
 from typing import Any
 
 from rigcheck.burnin.trace import KIND, SCHEMA_VERSION, save_trace
+from rigcheck.facts.rdma_counters import sample_ports
 
 GEMM_SHARE = 0.8  # of the duration; the rest is the memory phase
 JOIN_GRACE_S = 30.0  # a device still busy this long after the end has hung
@@ -57,6 +58,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def record(torch: Any, args: argparse.Namespace) -> dict[str, Any]:
     backend = _cuda(torch) if args.backend == "cuda" else _host()
+    rdma_before = sample_ports()  # a link that flaps under load shows in these (rigcheck/rdma)
     t0 = time.monotonic()
     wall0 = time.time()
     gemm_until, end = t0 + args.duration * GEMM_SHARE, t0 + args.duration
@@ -108,6 +110,7 @@ def record(torch: Any, args: argparse.Namespace) -> dict[str, Any]:
         "events": {"xid": backend.xid(wall0, time.time())},
         "unavailable": backend.unavailable,
         "sampler": {"busy_s": round(sampler.busy_s, 3), "ticks": len(sampler.columns[0]["t_s"])},
+        "rdma_counters": {"before": rdma_before, "after": sample_ports()},
     }
 
 

@@ -48,8 +48,18 @@ def good_trace(gpus: int = 4, duration_s: float = 180.0, interval_s: float = 0.2
         ],
         "devices": [_device(i, rng, duration_s, interval_s, gemm_end) for i in range(gpus)],
         "events": {"xid": []},
+        "rdma_counters": {"before": _rdma_sample(0.0), "after": _rdma_sample(duration_s)},
     }
     return trace
+
+
+def _rdma_sample(t: float) -> dict:
+    """Four healthy ConnectX ports: every error counter 0, as the real mlx5_0 in
+    prometheus/procfs's sysfs fixture (fixtures/fabric/counters/procfs-healthy.txt)."""
+    zero = dict.fromkeys(("symbol_error", "link_error_recovery", "link_downed",
+                          "port_rcv_errors", "port_xmit_discards"), 0)  # fmt: skip
+    ports = {f"mlx5_{i}/1": {"counters": dict(zero), "hw_counters": None} for i in range(4)}
+    return {"t": 1.7e9 + t, "ports": ports}
 
 
 def _device(i: int, rng: random.Random, duration: float, interval: float, gemm_end: float):

@@ -22,6 +22,7 @@ from typing import Any
 
 from rigcheck.distributed.nccl_env import nccl_environment, nvls_state, parse_nccl_log
 from rigcheck.distributed.progress import STAGES, Progress, rank_file_name, write_json_atomically
+from rigcheck.facts.rdma_counters import sample_ports
 from rigcheck.memory.units import parse_size
 
 SCHEMA = "rigcheck.collectives/1"
@@ -117,10 +118,13 @@ class Worker:
         self.result.update(backend=backend, torch_version=torch.__version__, settings=sizes)
         self.result["nccl"] = nccl
         self.result["nccl"]["version"] = _torch_nccl_version(torch) if gpu else None
+        rdma = {"before": sample_ports()} if self.me["local_rank"] == 0 else None
         self._init(torch, dist, backend, device)
         self._collectives(torch, dist, device, sizes)
         self.progress.stage("destroy_process_group")
         dist.destroy_process_group()
+        if rdma is not None:  # a link that flapped during the job (suites/distributed)
+            self.result["rdma_counters"] = {**rdma, "after": sample_ports()}
         self._read_nccl_log(backend)
         if gpu and self.me["local_rank"] == 0 and not self.args.no_p2p:
             from rigcheck.distributed.measure import peer_copies

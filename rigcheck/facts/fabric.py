@@ -16,7 +16,9 @@ import re
 from pathlib import Path
 from typing import Any
 
+from rigcheck.facts.nccl_ib import probe_nccl_ib, roce_gids
 from rigcheck.facts.probe import error_record, guarded, is_error
+from rigcheck.facts.rdma_counters import port_counters
 
 ROOT = Path("/")
 PCI_ADDRESS = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
@@ -41,11 +43,14 @@ def _fabric(devices: Any, root: Path) -> dict[str, Any]:
             "gpudirect_rdma": gpudirect,
         }
     names = sorted(p.name for p in classdir.iterdir())
+    # A fake root (tests) gets no environment: the fixture must not depend on who regenerates it.
+    environ = os.environ if root == ROOT else {}
     return {
         "applicable": True,
         "rdma_devices": [_rdma_device(classdir / name) for name in names],
         "gpus": gpus,
         "gpudirect_rdma": gpudirect,
+        "nccl_ib": probe_nccl_ib(root, environ, None if root == ROOT else root / "root"),
     }
 
 
@@ -74,6 +79,8 @@ def _port(path: Path) -> dict[str, Any]:
         "rate": rate,
         "rate_gbps": guarded(lambda: parse_rate(rate)),
         "link_layer": guarded(lambda: _read(path / "link_layer")),
+        "counters": guarded(lambda: port_counters(path)),  # rigcheck/facts/rdma_counters.py
+        "gids": guarded(lambda: roce_gids(path)),  # rigcheck/facts/nccl_ib.py
     }
 
 

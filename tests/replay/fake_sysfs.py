@@ -39,6 +39,9 @@ def build_node(
     open_module: bool = False,
     kernel: str = "5.15.0-105-generic",
     ethernet_vf: bool = True,  # the VM's accelerated-networking Ethernet NIC, never counted
+    counters: dict[int, dict[str, str]] | None = None,  # NIC index -> counter file -> text
+    roce: bool = False,  # the NICs' ports are RoCE (Ethernet), each with a RoCE v2 GID
+    mtu: int = 9000,  # the RoCE ports' net device MTU
 ) -> Path:
     half = max(1, len(gpu_bus_ids) // 2)
     for i, bus_id in enumerate(gpu_bus_ids):  # root port, switch upstream, downstream port
@@ -62,11 +65,18 @@ def build_node(
             state,
             phys,
             rate,
-            "InfiniBand",
+            "Ethernet" if roce else "InfiniBand",
         )
+        port = root / f"sys/class/infiniband/mlx5_{i}/ports/1"
+        _counters(port, (counters or {}).get(i, {}))
+        if roce:
+            _roce_gids(port, f"ens{i + 1}np0", i)
+        _netdev(root, f"ens{i + 1}np0" if roce else f"ib{i}", mtu if roce else 4092)
     if ethernet_vf:
         _nic(root, f"mlx5_{count}", ["0000:00:1f.0"], "0000:e0:00.0", 0, "4: ACTIVE", "5: LinkUp",
              "100 Gb/sec (2X HDR)", "Ethernet")  # fmt: skip
+        _counters(root / f"sys/class/infiniband/mlx5_{count}/ports/1", {})
+        _netdev(root, "eth0", 1500)
     if peermem:
         (root / "sys/module/nvidia_peermem").mkdir(parents=True)
     flavour = "Open Kernel Module" if open_module else "Kernel Module"
@@ -76,6 +86,42 @@ def build_node(
     )
     _write(root / "proc/sys/kernel/osrelease", kernel)
     return root
+
+
+# A healthy ConnectX port's error counters: all 0, as the real mlx5_0 in prometheus/procfs's
+# sysfs fixture (testdata/fixtures.ttar); fixtures/fabric/counters/procfs-healthy.txt has it.
+HEALTHY_COUNTERS = dict.fromkeys(
+    ("symbol_error", "link_error_recovery", "link_downed", "port_rcv_errors",
+     "port_xmit_discards", "local_link_integrity_errors", "excessive_buffer_overrun_errors",
+     "VL15_dropped"), "0")  # fmt: skip
+
+
+def _counters(port: Path, changed: dict[str, str]) -> None:
+    for name, text in {**HEALTHY_COUNTERS, **changed}.items():
+        _write(port / "counters" / name, text)
+
+
+def _netdev(root: Path, name: str, mtu: int) -> None:
+    _write(root / "sys/class/net" / name / "mtu", str(mtu))
+    _write(root / "sys/class/net" / name / "operstate", "up")
+
+
+def _roce_gids(port: Path, netdev: str, i: int) -> None:
+    """The GID table `show_gids` prints for a RoCE port with one IPv4 address: link-local and
+    IPv4-mapped GIDs, each as RoCE v1 and v2 (written by hand in that layout, addresses made up)."""
+    link_local = f"fe80:0000:0000:0000:0a5c:4ffe:fe8e:{0x2B30 + i:04x}"
+    mapped = f"0000:0000:0000:0000:0000:ffff:c0a8:{0x0A01 + i:04x}"
+    for index, (gid, kind) in enumerate(
+        [
+            (link_local, "IB/RoCE v1"),
+            (link_local, "RoCE v2"),
+            (mapped, "IB/RoCE v1"),
+            (mapped, "RoCE v2"),
+        ]
+    ):
+        _write(port / "gids" / str(index), gid)
+        _write(port / "gid_attrs/types" / str(index), kind)
+        _write(port / "gid_attrs/ndevs" / str(index), netdev)
 
 
 def _nic(root, name, bridges, bus_id, numa, state, phys, rate, layer) -> None:

@@ -47,10 +47,13 @@ def test_the_probe_reads_ports_placement_and_gpudirect(h100_node, tmp_path):
     names = [d["name"] for d in fabric["rdma_devices"]]
     assert names == [f"mlx5_{i}" for i in range(9)]  # 8 IB NICs and the Ethernet VF
     nic = fabric["rdma_devices"][3]
+    counters = nic["ports"][0].pop("counters")  # tests/rdma judge them
+    assert nic["ports"][0].pop("gids") == []  # an IB port's GIDs are not read (RoCE only)
     assert nic["ports"] == [
         {"port": 1, "state": "ACTIVE", "phys_state": "LinkUp", "rate": "400 Gb/sec (4X NDR)",
          "rate_gbps": 400.0, "link_layer": "InfiniBand"},
     ]  # fmt: skip
+    assert counters["counters"]["link_downed"] == 0 and counters["hw_counters"] is None
     assert nic["driver"] == "mlx5_core" and nic["fw_ver"] == "28.39.1002" and not nic["efa"]
     assert nic["pci"]["numa_node"] == 0 and len(nic["pci"]["bridges"]) == 3
     assert same_switch(nic["pci"], fabric["gpus"][3]["pci"])

@@ -1,0 +1,97 @@
+"""The folder an RDMA pair job writes, read back: plan.json and one file per pair, round and port.
+
+    plan.json                                   nodes (host, RDMA ports), rounds, GPUDirect
+    pairs/round02.node1-node3.mlx5_0-1.json     ib_write_bw and ib_read_lat between node 1's and
+                                                node 3's mlx5_0 port 1, parsed (or an error)
+
+Ports pair by name, rail to rail (mlx5_0 with mlx5_0), as rail-optimised fabrics cable them.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rigcheck.errors import RigcheckError
+
+PLAN_SCHEMA = "rigcheck.rdma-pairs-plan/1"
+PAIR_SCHEMA = "rigcheck.rdma-pair/1"
+
+
+class RdmaRunError(RigcheckError):
+    """An RDMA pair run folder that cannot be read."""
+
+
+def pair_file_name(round_index: int, a: int, b: int, port: str) -> str:
+    return f"round{round_index:02d}.node{a}-node{b}.{port.replace(':', '-')}.json"
+
+
+@dataclass
+class RdmaRun:
+    source: str
+    plan: dict[str, Any]
+    pairs: dict[tuple[int, int, int, str], dict[str, Any]]  # (round, a, b, port) -> result
+
+    def name(self, node: int) -> str:
+        hosts = [n["host"] for n in self.plan["nodes"]]
+        return hosts[node] if len(set(hosts)) == len(hosts) else f"node{node}"
+
+    def ports(self) -> list[str]:
+        """Every port name any node has, sorted."""
+        return sorted({p for n in self.plan["nodes"] for p in n["ports"]})
+
+    def planned(self):
+        """(round, a, b, port) the plan asks for, and why one cannot run (a node lacks it)."""
+        for index, round_pairs in enumerate(self.plan["rounds"], start=1):
+            for a, b in round_pairs:
+                for port in self.ports():
+                    lacking = [n for n in (a, b) if port not in self.plan["nodes"][n]["ports"]]
+                    yield (index, a, b, port), lacking
+
+    def missing(self) -> list[str]:
+        """Planned measurements with no result or a failed one: fail closed, naming them."""
+        lines = []
+        for (index, a, b, port), lacking in self.planned():
+            where = f"round {index} {self.name(a)} <-> {self.name(b)} on {port}"
+            entry = self.pairs.get((index, a, b, port))
+            if lacking:
+                lines.append(f"{where}: {', '.join(self.name(n) for n in lacking)} has no {port}")
+            elif entry is None:
+                lines.append(f"{where}: no result ({pair_file_name(index, a, b, port)})")
+            else:
+                lines += [
+                    f"{where}: {test} failed: {entry[test]['error']}"
+                    for test in ("write_bw", "read_lat")
+                    if "error" in entry[test]
+                ]
+        return lines
+
+
+def load_rdma_run(path: str | Path) -> RdmaRun:
+    path = Path(path)
+    plan_file = path / "plan.json"
+    if not plan_file.is_file():
+        raise RdmaRunError(f"{path}: no plan.json: not an RDMA pair run folder (or it never began)")
+    plan = _read(plan_file)
+    if plan.get("schema") != PLAN_SCHEMA:
+        raise RdmaRunError(f"{plan_file}: not a {PLAN_SCHEMA} file (schema {plan.get('schema')})")
+    pairs = {}
+    for file in sorted((path / "pairs").glob("round*.json")):
+        entry = _read(file)
+        if entry.get("schema") != PAIR_SCHEMA or entry.get("run_id") != plan.get("run_id"):
+            raise RdmaRunError(f"{file}: not a result of the run in {plan_file}")
+        for key in ("round", "nodes", "port", "write_bw", "read_lat"):
+            if key not in entry:
+                raise RdmaRunError(f"{file}: no '{key}': damaged, or not written by rigcheck")
+        a, b = entry["nodes"]
+        pairs[(entry["round"], a, b, entry["port"])] = entry
+    return RdmaRun(str(path), plan, pairs)
+
+
+def _read(file: Path) -> dict[str, Any]:
+    try:
+        return json.loads(file.read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise RdmaRunError(f"{file}: cannot read it: {exc}") from None
