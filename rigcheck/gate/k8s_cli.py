@@ -69,6 +69,9 @@ def _certificate(args: argparse.Namespace) -> dict[str, Any]:
     if args.certificate:
         return load_certificate(args.certificate)
     run = run_quick_tier(new_run_dir(args.dir, "k8s"), args.device_class, args.facts, args.timeout)
+    if run.certificate is None and run.root_cause is not None:  # killed before it wrote one
+        return {"verdict": "incomplete", "root_cause": run.root_cause,
+                "run": {"args": ["--tier", "quick"]}}  # fmt: skip
     if run.certificate is None:
         raise RigcheckError(f"the quick tier gave no verdict, node not marked: {run.problem}")
     if run.root_cause != run.certificate.get("root_cause"):  # killed at the timeout
