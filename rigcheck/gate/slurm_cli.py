@@ -65,7 +65,9 @@ def _health(args: argparse.Namespace, keep_baseline: bool) -> int:
                          args.timeout)  # fmt: skip
     if run.problem is not None:  # no verdict: a setup problem, not the node's; change nothing
         _log(root, args.mode, node, f"no verdict, node state not changed: {run.problem}")
-        return 2
+        # Slurm drains a node whose Prolog exits non-zero ("Prolog error", which rigcheck never
+        # resumes): a prolog without a verdict exits 0, or a typo would drain every node.
+        return 0 if keep_baseline else 2
     if keep_baseline and run.root_cause is None:
         _save_baseline(root, run.certificate["machine"])
     action = _act(node, run.root_cause, args.dry_run, resume=True)

@@ -87,6 +87,15 @@ def test_health_without_a_verdict_leaves_the_node_and_exits_2(tmp_path, capsys):
     assert "no verdict" in (tmp_path / "gate.log").read_text()
 
 
+def test_a_prolog_without_a_verdict_exits_0_so_slurm_does_not_drain_the_node(tmp_path, capsys):
+    # Slurm drains a node whose Prolog exits non-zero, with its own "Prolog error" reason.
+    code = main(["slurm", "prolog", "no_such_class", "--dir", str(tmp_path), "--node", "n1"])
+    assert code == 0
+    assert "rigcheck slurm prolog: node n1: no verdict, node state not changed" in (
+        capsys.readouterr().err
+    )
+
+
 def test_old_runs_of_a_kind_are_pruned_and_nothing_else(tmp_path):
     names = [f"health-2026112{d}T000000-{d}" for d in range(5)]
     for name in [*names, "prolog-20261120T000000-1", "my-notes", "health-latest"]:
