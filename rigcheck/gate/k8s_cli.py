@@ -15,6 +15,7 @@ from typing import Any
 from rigcheck.errors import RigcheckError
 from rigcheck.gate.k8s import NodeMarker, node_patch
 from rigcheck.gate.quick_run import DEFAULT_TIMEOUT_S, new_run_dir, run_quick_tier
+from rigcheck.gate.tiers import tier_of
 from rigcheck.reports.certificate import load_certificate
 
 NODE_ENV = "NODE_NAME"  # the DaemonSet sets it from the downward API (spec.nodeName)
@@ -80,11 +81,5 @@ def _certificate(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _tier(certificate: dict[str, Any]) -> str:
-    """The tier the run named (--tier NAME or --tier=NAME), else 'full' (a whole class run)."""
-    args = certificate.get("run", {}).get("args", [])
-    for i, arg in enumerate(args):
-        if arg.startswith("--tier="):
-            return arg.split("=", 1)[1]
-        if arg == "--tier" and i + 1 < len(args):
-            return args[i + 1]
-    return "full"
+    """The tier the run named, else 'full' (a whole class run)."""
+    return tier_of(certificate) or "full"
