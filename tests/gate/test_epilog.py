@@ -232,3 +232,28 @@ def test_an_xid_judged_by_its_text_without_text_is_a_fault():
     after = copy.deepcopy(H100)
     after["kernel_log"].update(xid_events=[{**XID_149, "text": None}], xid_count=1)
     assert keys(leftovers(H100, after)) == ["job_left_xid"]
+
+
+NVRM_OFF_BUS = {"t_s": 3605.0, "bus_id": "0000:18:00.0", "kind": "fallen_off_bus",
+                "text": "NVRM: GPU 0000:18:00.0: GPU has fallen off the bus."}  # fmt: skip
+
+
+def test_a_new_nvrm_record_without_an_xid_is_found_and_an_old_one_is_not():
+    after = copy.deepcopy(H100)
+    after["kernel_log"]["nvrm_events"] = [NVRM_OFF_BUS]
+    assert [f.line for f in leftovers(H100, after)] == [
+        "job_left_nvrm: 1 new NVRM record(s) (fallen_off_bus), first on 0000:18:00.0"
+    ]
+    assert leftovers(after, copy.deepcopy(after)) == []
+    assert leftovers(None, after) == []  # without the prolog's facts: not judged, as Xids
+
+
+def test_nvrm_records_name_their_kinds_and_a_gpu_when_none_is_named():
+    before, after = copy.deepcopy(H100), copy.deepcopy(H100)
+    before["kernel_log"]["nvrm_events"] = [NVRM_OFF_BUS]
+    init = {**NVRM_OFF_BUS, "kind": "init_failed", "bus_id": None, "t_s": 3700.0}
+    gsp = {**init, "kind": "gsp_init_failed", "t_s": 3701.0}
+    after["kernel_log"]["nvrm_events"] = [NVRM_OFF_BUS, init, gsp, {**init, "t_s": 3702.0}]
+    assert [f.line for f in leftovers(before, after)] == [
+        "job_left_nvrm: 3 new NVRM record(s) (gsp_init_failed, init_failed), first on a GPU"
+    ]
