@@ -15,7 +15,7 @@ from typing import Any
 
 from rigcheck.fleet.nodes import Node
 
-OUTLIER_BAND = 0.10  # SuperBench's rule: more than 10% below the baseline (anchors.md)
+OUTLIER_BAND = 0.10  # a node more than 10% below the fleet median (SuperBench-style, above)
 DRAIN_VERDICTS = {"fail": "its run failed", "incomplete": "its run did not finish"}
 
 
