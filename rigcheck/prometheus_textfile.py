@@ -16,6 +16,7 @@ import re
 import tempfile
 from pathlib import Path
 
+from rigcheck.gate.tiers import tier_of
 from rigcheck.history.rows import gpus_of, pci_indexes
 from rigcheck.reports.outcome import OUTCOMES
 
@@ -56,7 +57,7 @@ def _run_metrics(lines: list[str], certificate: dict) -> None:
         _header(lines, "rigcheck_last_run_duration_seconds", "gauge", "how long the last run took")
         lines.append(f"rigcheck_last_run_duration_seconds {run['duration_s']}")
     _header(lines, "rigcheck_last_run_info", "gauge", "the last run's class and tier (always 1)")
-    labels = {"class": spec.get("name") or "", "tier": run.get("tier") or ""}
+    labels = {"class": spec.get("name") or "", "tier": tier_of(certificate) or ""}
     lines.append(f"rigcheck_last_run_info{_labels(labels)} 1")
     _header(lines, "rigcheck_last_run_verdict", "gauge", "the last run's verdict, as a state set")
     for verdict in RUN_VERDICTS:

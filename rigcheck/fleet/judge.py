@@ -2,8 +2,9 @@
 
 A node is drained when its own run did not pass (fail, or a run that did not finish), and when it
 is an outlier: more than OUTLIER_BAND below the fleet median on a measured figure, even though it
-passes its own floor. Peers measure against the fleet the same way: Microsoft SuperBench flags a
-node "more than 10% below baseline" (/work/shared/reference/anchors.md, SuperBench).
+passes its own floor. Peers measure against the fleet the same way: Microsoft SuperBench's data
+diagnosis flags a node whose metric varies from a baseline past a rule's criterion
+(https://microsoft.github.io/superbenchmark/docs/user-tutorial/data-diagnosis).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 
 from rigcheck.fleet.nodes import Node
 
-OUTLIER_BAND = 0.10  # SuperBench's rule: more than 10% below the baseline (anchors.md)
+OUTLIER_BAND = 0.10  # a node more than 10% below the fleet median (SuperBench-style, above)
 DRAIN_VERDICTS = {"fail": "its run failed", "incomplete": "its run did not finish"}
 
 

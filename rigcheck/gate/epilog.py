@@ -1,11 +1,13 @@
 """What a finished job left behind: the epilog's judgement of two facts snapshots, the one the
 prolog took before the job and the one taken after it.
 
-New Xid events, uncorrected ECC errors or remapped rows that grew, a hardware or thermal
-slowdown still active, and processes holding a GPU that were not there before the job. Each is a
-Finding; the first one is the run's root-cause line (rigcheck.reports.root_cause's form), which
-is what the node is drained with. Counters that cannot be read (an error record, a placeholder)
-are left out here: the quick tier's fact checks fail on them, with their reason.
+New Xid events of a machine fault (not a program's own, rigcheck.facts.xid_catalog) and new
+NVRM records without an Xid (nvrm_log.py), uncorrected ECC errors or remapped rows that grew, a
+hardware or thermal slowdown still active, and processes holding a GPU that were not there before
+the job. Each is a Finding; the first one is the run's root-cause line (in
+rigcheck.reports.root_cause's form), which is what the node is drained with. Counters that cannot
+be read (an error record, a placeholder) are left out here: the quick tier's fact checks fail on
+them, with their reason.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from rigcheck.facts.xid_catalog import NOT_FAILED, judge
 from rigcheck.reports.root_cause import shorten
 
 # Clock-event reasons that mean the hardware is protecting itself, not a setting or idleness.
@@ -33,7 +36,8 @@ class Finding:
 def leftovers(before: dict[str, Any] | None, after: dict[str, Any]) -> list[Finding]:
     """Everything the job left; without a `before` (no prolog ran) only what needs none:
     slowdowns still active and processes still holding a GPU."""
-    deltas = [] if before is None else new_xids(before, after) + grown_ecc(before, after)
+    deltas = [] if before is None else new_xids(before, after) + new_nvrm(before, after)
+    deltas += [] if before is None else grown_ecc(before, after)
     return deltas + slowdowns(after) + held_gpus(before, after)
 
 
@@ -45,18 +49,43 @@ def root_cause_line(found: list[Finding]) -> str | None:
 
 
 def new_xids(before: dict[str, Any], after: dict[str, Any]) -> list[Finding]:
+    """New Xid events that are a machine fault. Those NVIDIA's catalogue calls the program's
+    doing or informational (Xid 13, 31, 43: a job's own bug) drain nothing, as in the quick
+    tier's test_no_machine_fault_xids; events the kept list no longer shows, only counted, do."""
     seen = {_xid_key(e) for e in _xid_events(before)}
     fresh = [e for e in _xid_events(after) if _xid_key(e) not in seen]
-    if not fresh:
-        grown = _count(after, "xid_count") - _count(before, "xid_count")
+    faults = [e for e in fresh if _machine_fault(e)]
+    if not faults:
+        grown = _count(after, "xid_count") - _count(before, "xid_count") - len(fresh)
         if grown <= 0:
             return []
-        return [Finding("job_left_xid", f"{grown} new Xid event(s) in the kernel log")]
-    first = fresh[0]
-    codes = ", ".join(sorted({str(e.get("code")) for e in fresh}))
+        return [Finding("job_left_xid", f"{grown:g} new Xid event(s) in the kernel log")]
+    first = faults[0]
+    codes = ", ".join(sorted({str(e.get("code")) for e in faults}))
     where = first.get("bus_id") or "a GPU"
-    detail = f"{len(fresh)} new Xid event(s) (Xid {codes}), first on {where}"
+    detail = f"{len(faults)} new Xid event(s) (Xid {codes}), first on {where}"
     return [Finding("job_left_xid", detail)]
+
+
+def new_nvrm(before: dict[str, Any], after: dict[str, Any]) -> list[Finding]:
+    """New NVIDIA driver records that carry no Xid (rigcheck.facts.nvrm_log: a GPU fallen off
+    the bus, RmInitAdapter failed); each is a machine fault, as in the quick tier."""
+    seen = {_xid_key(e) for e in _events(before, "nvrm_events")}
+    fresh = [e for e in _events(after, "nvrm_events") if _xid_key(e) not in seen]
+    if not fresh:
+        return []
+    kinds = ", ".join(sorted({str(e.get("kind")) for e in fresh}))
+    where = fresh[0].get("bus_id") or "a GPU"
+    return [
+        Finding("job_left_nvrm", f"{len(fresh)} new NVRM record(s) ({kinds}), first on {where}")
+    ]
+
+
+def _machine_fault(event: dict[str, Any]) -> bool:
+    code, text = event.get("code"), event.get("text")
+    if not isinstance(code, int) or isinstance(code, bool):
+        return True  # unreadable: judged a fault, never dropped
+    return judge(code, text if isinstance(text, str) else "").cause not in NOT_FAILED
 
 
 def grown_ecc(before: dict[str, Any], after: dict[str, Any]) -> list[Finding]:
@@ -130,7 +159,11 @@ def _processes(device: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _xid_events(facts: dict[str, Any]) -> list[dict[str, Any]]:
-    events = (facts.get("kernel_log") or {}).get("xid_events")
+    return _events(facts, "xid_events")
+
+
+def _events(facts: dict[str, Any], key: str) -> list[dict[str, Any]]:
+    events = (facts.get("kernel_log") or {}).get(key)
     return [e for e in events if isinstance(e, dict)] if isinstance(events, list) else []
 
 

@@ -15,6 +15,7 @@ from typing import Any
 from rigcheck.errors import RigcheckError
 from rigcheck.gate.k8s import NodeMarker, node_patch
 from rigcheck.gate.quick_run import DEFAULT_TIMEOUT_S, new_run_dir, run_quick_tier
+from rigcheck.gate.tiers import tier_of
 from rigcheck.reports.certificate import load_certificate
 
 NODE_ENV = "NODE_NAME"  # the DaemonSet sets it from the downward API (spec.nodeName)
@@ -69,6 +70,9 @@ def _certificate(args: argparse.Namespace) -> dict[str, Any]:
     if args.certificate:
         return load_certificate(args.certificate)
     run = run_quick_tier(new_run_dir(args.dir, "k8s"), args.device_class, args.facts, args.timeout)
+    if run.certificate is None and run.root_cause is not None:  # killed before it wrote one
+        return {"verdict": "incomplete", "root_cause": run.root_cause,
+                "run": {"args": ["--tier", "quick"]}}  # fmt: skip
     if run.certificate is None:
         raise RigcheckError(f"the quick tier gave no verdict, node not marked: {run.problem}")
     if run.root_cause != run.certificate.get("root_cause"):  # killed at the timeout
@@ -77,11 +81,5 @@ def _certificate(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _tier(certificate: dict[str, Any]) -> str:
-    """The tier the run named (--tier NAME or --tier=NAME), else 'full' (a whole class run)."""
-    args = certificate.get("run", {}).get("args", [])
-    for i, arg in enumerate(args):
-        if arg.startswith("--tier="):
-            return arg.split("=", 1)[1]
-        if arg == "--tier" and i + 1 < len(args):
-            return args[i + 1]
-    return "full"
+    """The tier the run named, else 'full' (a whole class run)."""
+    return tier_of(certificate) or "full"

@@ -26,8 +26,8 @@ RUN_NAME = re.compile(r"^(?P<kind>[a-z0-9]+)-\d{8}T\d{6}-\d+$")
 
 @dataclass(frozen=True)
 class QuickRun:
-    certificate: dict[str, Any] | None  # None: the run gave no verdict (see problem)
-    root_cause: str | None  # None: passed
+    certificate: dict[str, Any] | None  # None: killed before it wrote one, or no verdict
+    root_cause: str | None  # None: passed, or no verdict (see problem)
     problem: str | None  # why there is no verdict to act on
     run_dir: Path
 
@@ -79,14 +79,21 @@ def run_quick_tier(
 
 
 def read_back(run_dir: Path, killed: bool, timeout_s: float, output: str) -> QuickRun:
-    """The verdict to act on. A killed run is incomplete unless it had already failed."""
+    """The verdict to act on. A killed run is incomplete unless it had already failed; killed
+    before it wrote a certificate, too (a probe stuck inside the driver, as on a GPU fallen off
+    the bus, is what the hard timeout is for: it must not leave the node in service)."""
     try:
         certificate = load_certificate(run_dir)
     except CertificateError as exc:
+        if killed:
+            cause = (
+                f"incomplete: the quick tier did not end within {timeout_s:g} s and wrote no "
+                "certificate (killed; a check stuck in the driver? run `rigcheck check --tier "
+                "quick` by hand)"
+            )
+            return QuickRun(None, cause, None, run_dir)
         last = output.strip().splitlines()[-1:] or ["no output"]
         problem = f"no certificate ({exc}); the run said: {last[0]}"
-        if killed:
-            problem = f"killed after {timeout_s:g} s before it wrote a certificate"
         return QuickRun(None, None, problem, run_dir)
     cause = certificate.get("root_cause")
     if killed and certificate["verdict"] != "fail":

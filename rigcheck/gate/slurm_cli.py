@@ -63,13 +63,15 @@ def _health(args: argparse.Namespace, keep_baseline: bool) -> int:
     root, node = _root(args), _node(args)
     run = run_quick_tier(new_run_dir(root / "runs", args.mode), args.device_class, args.facts,
                          args.timeout)  # fmt: skip
-    if run.certificate is None:  # no verdict: a setup problem, not the node's; change nothing
+    if run.problem is not None:  # no verdict: a setup problem, not the node's; change nothing
         _log(root, args.mode, node, f"no verdict, node state not changed: {run.problem}")
-        return 2
+        # Slurm drains a node whose Prolog exits non-zero ("Prolog error", which rigcheck never
+        # resumes): a prolog without a verdict exits 0, or a typo would drain every node.
+        return 0 if keep_baseline else 2
     if keep_baseline and run.root_cause is None:
         _save_baseline(root, run.certificate["machine"])
     action = _act(node, run.root_cause, args.dry_run, resume=True)
-    verdict = run.certificate["verdict"]
+    verdict = run.certificate["verdict"] if run.certificate else "incomplete"
     _log(root, args.mode, node, f"verdict {verdict}: {action.why} ({run.run_dir})", args.dry_run)
     return 0 if run.root_cause is None else 1
 

@@ -41,6 +41,18 @@ def parse_tier(text: str) -> Tier:
         raise argparse.ArgumentTypeError(f"unknown tier {text!r}: choose one of {names}") from None
 
 
+def tier_of(certificate: dict) -> str | None:
+    """The tier a finished run named (`--tier NAME` or `--tier=NAME` in its arguments), or None
+    for a run of the whole class. The certificate has no field of its own for it."""
+    args = (certificate.get("run") or {}).get("args") or []
+    for i, arg in enumerate(args):
+        if arg.startswith("--tier="):
+            return arg.split("=", 1)[1]
+        if arg == "--tier" and i + 1 < len(args):
+            return args[i + 1]
+    return None
+
+
 def in_tier(tier: Tier, markers: set[str]) -> bool:
     """Whether a check carrying these marker names runs in the tier: one of its areas."""
     return bool(tier.areas & markers)

@@ -1,5 +1,6 @@
 """The history store as `rigcheck fleet`'s input: each node's latest run, and a reference from
-the fleet's own history (SuperBench builds its baselines the same way: anchors.md)."""
+the fleet's own history (SuperBench's data diagnosis judges nodes against a baseline of the same
+kind: https://microsoft.github.io/superbenchmark/docs/user-tutorial/data-diagnosis)."""
 
 from __future__ import annotations
 

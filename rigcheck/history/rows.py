@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 from rigcheck.facts.typed import PLACEHOLDERS
+from rigcheck.gate.tiers import tier_of
 from rigcheck.reports.masking import mask
 
 GPU_PARAM = re.compile(r"(?:^|[\[\-_ ])gpu(\d+)(?:$|[\]\-_ ])")
@@ -44,7 +45,7 @@ def run_row(certificate: dict[str, Any]) -> dict[str, Any]:
         "node": node_name(certificate),
         "class_name": certificate["class"].get("name"),
         "origin": _origin(certificate),
-        "tier": run.get("tier") or certificate.get("tier"),
+        "tier": tier_of(certificate),
         "verdict": certificate["verdict"],
         "exit_status": certificate.get("exit_status"),
         "started_at": run["started_at"],

@@ -101,10 +101,14 @@ def smallest_tp(job: Job, usable: int) -> int | None:
     """Smallest tensor-parallel size that fits, keeping the data-parallel degree (inference:
     GPUs = tp x pp, as vLLM's --tensor-parallel-size)."""
     for tp in TP_SIZES:
-        gpus = tp * job.pp * (1 if job.inference else job.cp * job.dp)
-        if fits(job, usable, tp=tp, gpus=gpus):
+        if fits(job, usable, tp=tp, gpus=tp_gpus(job, tp)):
             return tp
     return None
+
+
+def tp_gpus(job: Job, tp: int) -> int:
+    """The GPUs a job needs at tensor-parallel size `tp`, its other degrees kept."""
+    return tp * job.pp * (1 if job.inference else job.cp * job.dp)
 
 
 def smallest_zero(job: Job, usable: int) -> int | None:
@@ -180,7 +184,8 @@ def advise(job: Job, usable: int) -> dict:
         "largest_batch": largest_batch(job, usable),
         "largest_seq": largest_seq(job, usable),
         "smallest_gpus": smallest_gpus(job, usable),
-        "smallest_tp": smallest_tp(job, usable),
+        "smallest_tp": (tp := smallest_tp(job, usable)),
+        "smallest_tp_gpus": None if tp is None else tp_gpus(job, tp),
         "smallest_zero": smallest_zero(job, usable),
         "levers": [vars(lever) for lever in levers(job, usable)],
     }

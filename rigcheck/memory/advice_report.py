@@ -25,7 +25,8 @@ def _smallest_lines(advice: dict) -> list[str]:
     if advice["smallest_gpus"] is not None:
         lines.append(f"fewest GPUs that fit (data parallel): --gpus {advice['smallest_gpus']}")
     if advice["smallest_tp"] is not None:
-        lines.append(f"smallest tensor-parallel size that fits: --tp {advice['smallest_tp']}")
+        tp, gpus = advice["smallest_tp"], advice["smallest_tp_gpus"]
+        lines.append(f"smallest tensor-parallel size that fits: --tp {tp} --gpus {gpus}")
     if advice["smallest_zero"] is not None:
         lines.append(f"lowest ZeRO stage that fits: --zero {advice['smallest_zero']}")
     return lines

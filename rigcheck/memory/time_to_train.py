@@ -185,7 +185,7 @@ def rates_from_args(args, precision: str) -> Rates:
     if args.matmul_tflops is not None:
         if args.achieved_fraction is None:
             raise ConfigError("--matmul-tflops needs --achieved-fraction (measured on a real step)")
-        source = "given: --matmul-tflops, --achieved-fraction, --busbw"
+        source = f"given: {_given(args)}"
         return Rates(args.matmul_tflops, args.achieved_fraction, args.busbw, source)
     if args.device is None:
         raise ConfigError("a time estimate needs --device CLASS or --matmul-tflops")
@@ -194,9 +194,19 @@ def rates_from_args(args, precision: str) -> Rates:
     rates = class_rates(
         args.device, load_spec(args.device).figures, precision, args.achieved_fraction
     )
-    if args.busbw is not None:
-        return Rates(rates.matmul_tflops, rates.achieved_fraction, args.busbw, rates.source)
-    return rates
+    busbw = rates.busbw_gbps if args.busbw is None else args.busbw
+    given = f"; given: {_given(args)}" if _given(args) else ""
+    return Rates(rates.matmul_tflops, rates.achieved_fraction, busbw, rates.source + given)
+
+
+def _given(args) -> str:
+    """The rate options given on the command line, as given: the report names what it used."""
+    options = (
+        ("--matmul-tflops", args.matmul_tflops),
+        ("--achieved-fraction", args.achieved_fraction),
+        ("--busbw", args.busbw),
+    )
+    return ", ".join(f"{name} {value:g}" for name, value in options if value is not None)
 
 
 def add_time_arguments(parser) -> None:

@@ -192,3 +192,68 @@ def test_missing_or_odd_counters_are_left_to_the_fact_checks():
     after = changed(ecc_errors=["x"], remapped_rows=None, processes=None, throttle_reasons=None)
     assert leftovers(H100, after) == []
     assert leftovers(None, {"devices": "unreadable"}) == []
+
+
+XID_13 = {**XID_79, "code": 13, "t_s": 3601.0, "text": "Graphics Exception: ESR 0x404600"}
+XID_149 = {**XID_79, "code": 149, "t_s": 3602.0, "text": "NETIR_LINK_EVT Nonfatal XC0 i0 Link 01"}
+
+
+def test_a_jobs_own_xid_does_not_drain_the_node():
+    # NVIDIA buckets Xid 13 RESTART_APP: the program's bug, as test_no_machine_fault_xids says.
+    after = copy.deepcopy(H100)
+    after["kernel_log"].update(xid_events=[XID_13, XID_149], xid_count=2)
+    assert leftovers(H100, after) == []
+
+
+def test_a_machine_xid_beside_a_jobs_own_is_named_alone():
+    after = copy.deepcopy(H100)
+    after["kernel_log"].update(xid_events=[XID_13, XID_79], xid_count=2)
+    assert [f.line for f in leftovers(H100, after)] == [
+        "job_left_xid: 1 new Xid event(s) (Xid 79), first on 0000:18:00.0"
+    ]
+
+
+def test_xids_only_counted_beside_a_jobs_own_still_drain():
+    after = copy.deepcopy(H100)
+    after["kernel_log"].update(xid_events=[XID_13], xid_count=3)
+    assert [f.line for f in leftovers(H100, after)] == [
+        "job_left_xid: 2 new Xid event(s) in the kernel log"
+    ]
+
+
+@pytest.mark.parametrize("code", [None, "79", True])
+def test_an_xid_without_a_readable_code_is_a_fault(code):
+    after = copy.deepcopy(H100)
+    after["kernel_log"].update(xid_events=[{**XID_13, "code": code}], xid_count=1)
+    assert keys(leftovers(H100, after)) == ["job_left_xid"]
+
+
+def test_an_xid_judged_by_its_text_without_text_is_a_fault():
+    after = copy.deepcopy(H100)
+    after["kernel_log"].update(xid_events=[{**XID_149, "text": None}], xid_count=1)
+    assert keys(leftovers(H100, after)) == ["job_left_xid"]
+
+
+NVRM_OFF_BUS = {"t_s": 3605.0, "bus_id": "0000:18:00.0", "kind": "fallen_off_bus",
+                "text": "NVRM: GPU 0000:18:00.0: GPU has fallen off the bus."}  # fmt: skip
+
+
+def test_a_new_nvrm_record_without_an_xid_is_found_and_an_old_one_is_not():
+    after = copy.deepcopy(H100)
+    after["kernel_log"]["nvrm_events"] = [NVRM_OFF_BUS]
+    assert [f.line for f in leftovers(H100, after)] == [
+        "job_left_nvrm: 1 new NVRM record(s) (fallen_off_bus), first on 0000:18:00.0"
+    ]
+    assert leftovers(after, copy.deepcopy(after)) == []
+    assert leftovers(None, after) == []  # without the prolog's facts: not judged, as Xids
+
+
+def test_nvrm_records_name_their_kinds_and_a_gpu_when_none_is_named():
+    before, after = copy.deepcopy(H100), copy.deepcopy(H100)
+    before["kernel_log"]["nvrm_events"] = [NVRM_OFF_BUS]
+    init = {**NVRM_OFF_BUS, "kind": "init_failed", "bus_id": None, "t_s": 3700.0}
+    gsp = {**init, "kind": "gsp_init_failed", "t_s": 3701.0}
+    after["kernel_log"]["nvrm_events"] = [NVRM_OFF_BUS, init, gsp, {**init, "t_s": 3702.0}]
+    assert [f.line for f in leftovers(before, after)] == [
+        "job_left_nvrm: 3 new NVRM record(s) (gsp_init_failed, init_failed), first on a GPU"
+    ]

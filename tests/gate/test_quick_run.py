@@ -39,8 +39,37 @@ def test_no_certificate_is_no_verdict(tmp_path):
     run = read_back(tmp_path, False, 50, "ERROR: -m a1000: unknown class\n")
     assert run.certificate is None and run.root_cause is None
     assert "the run said: ERROR: -m a1000: unknown class" in run.problem
+
+
+def test_a_run_killed_before_its_certificate_is_incomplete_not_no_verdict(tmp_path):
+    # A probe stuck inside the driver (a GPU fallen off the bus) is what the hard kill is for.
     killed = read_back(tmp_path, True, 50, "")
-    assert killed.problem == "killed after 50 s before it wrote a certificate"
+    assert killed.certificate is None and killed.problem is None
+    assert killed.root_cause.startswith(
+        "incomplete: the quick tier did not end within 50 s and wrote no certificate"
+    )
+
+
+def test_health_drains_a_node_whose_quick_tier_was_killed(tmp_path, monkeypatch, capsys):
+    from rigcheck.gate import slurm_cli
+    from rigcheck.gate.slurm import NodeState
+
+    killed = read_back(tmp_path / "run", True, 50, "")
+    monkeypatch.setattr(slurm_cli, "run_quick_tier", lambda *args: killed)
+    applied = []
+
+    class FakeScontrol:
+        def node(self, name):
+            return NodeState(name, "idle", "none")
+
+        def apply(self, node, action):
+            applied.append((node, action.kind, action.reason))
+
+    monkeypatch.setattr(slurm_cli, "Scontrol", FakeScontrol)
+    code = main(["slurm", "health", "h100", "--dir", str(tmp_path), "--node", "n1"])
+    assert code == 1
+    assert applied == [("n1", "drain", "rigcheck: " + killed.root_cause)]
+    assert "verdict incomplete: drained: rigcheck: incomplete:" in capsys.readouterr().err
 
 
 def test_the_quick_tier_command_is_an_argument_list():
@@ -56,6 +85,15 @@ def test_health_without_a_verdict_leaves_the_node_and_exits_2(tmp_path, capsys):
     assert code == 2
     assert "rigcheck slurm health: node n1: no verdict, node state not changed" in err
     assert "no verdict" in (tmp_path / "gate.log").read_text()
+
+
+def test_a_prolog_without_a_verdict_exits_0_so_slurm_does_not_drain_the_node(tmp_path, capsys):
+    # Slurm drains a node whose Prolog exits non-zero, with its own "Prolog error" reason.
+    code = main(["slurm", "prolog", "no_such_class", "--dir", str(tmp_path), "--node", "n1"])
+    assert code == 0
+    assert "rigcheck slurm prolog: node n1: no verdict, node state not changed" in (
+        capsys.readouterr().err
+    )
 
 
 def test_old_runs_of_a_kind_are_pruned_and_nothing_else(tmp_path):
@@ -74,3 +112,15 @@ def test_a_new_run_folder_is_named_so_that_pruning_finds_it(tmp_path):
     run = new_run_dir(tmp_path, "k8s")
     run.mkdir()
     assert prune_runs(tmp_path, "k8s", keep=0) == [run]
+
+
+def test_k8s_marks_a_node_whose_quick_tier_was_killed_unhealthy(tmp_path, monkeypatch, capsys):
+    from rigcheck.gate import k8s_cli
+
+    killed = read_back(tmp_path / "run", True, 50, "")
+    monkeypatch.setattr(k8s_cli, "run_quick_tier", lambda *args: killed)
+    code = main(["k8s", "mark", "--offline", "--node", "n1", "--dir", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert '"rigcheck.dev/verdict": "incomplete"' in out and '"NoSchedule"' in out
+    assert '"rigcheck.dev/tier": "quick"' in out

@@ -103,3 +103,18 @@ def test_node_exporter_and_prometheus_serve_rigcheck_s_metrics(failing_run):
     finally:
         stack.stop()
         shutil.rmtree(root, ignore_errors=True)
+
+
+def test_the_run_info_and_the_store_name_the_tier_the_run_was_given(failing_run):
+    # The certificate has no tier field: the tier is read from the run's own arguments.
+    from rigcheck.history.rows import run_row
+
+    certificate, facts = failing_run
+    certificate["run"]["args"] = ["-m", "h100", "--tier", "quick", "-q"]
+    samples = parsed_samples(render(certificate, facts))
+    assert samples[("rigcheck_last_run_info", (("class", "h100"), ("tier", "quick")))] == 1
+    assert run_row(certificate)["tier"] == "quick"
+    certificate["run"]["args"] = ["--tier=standard"]
+    assert run_row(certificate)["tier"] == "standard"
+    certificate["run"]["args"] = ["-m", "h100"]
+    assert run_row(certificate)["tier"] is None

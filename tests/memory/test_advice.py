@@ -106,6 +106,7 @@ def test_advice_for_a_7b_full_fine_tune_at_zero0_on_80gb_gpus() -> None:
     assert advice["largest_batch"] == 0 and advice["largest_seq"] == 0
     assert advice["smallest_gpus"] is None  # ZeRO-0 replicates: more GPUs do not help
     assert advice["smallest_zero"] == 1 and advice["smallest_tp"] == 2
+    assert advice["smallest_tp_gpus"] == 16  # the data-parallel degree (8) is kept
     assert not fits(job, usable, zero=0) and fits(job, usable, zero=1)
     assert not fits(job, usable, tp=1, gpus=8) and fits(job, usable, tp=2, gpus=16)
     changes = {lever["change"]: lever for lever in advice["levers"]}

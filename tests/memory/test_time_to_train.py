@@ -121,6 +121,24 @@ def test_fit_prints_and_reports_the_time(capsys) -> None:
     assert "--device CLASS or --matmul-tflops" in capsys.readouterr().err
 
 
+def test_the_figures_line_names_only_the_rates_given(capsys) -> None:
+    def source(*more: str) -> dict:
+        argv = ["fit", "--model", "llama-2-7b", "--zero", "3", "--batch", "4", "--seq", "4096",
+                "--checkpointing", "full", "--tokens", "2e9", "--json"]  # fmt: skip
+        main([*argv, *more])  # 0 or 1 (fits or not): the time is estimated either way
+        return json.loads(capsys.readouterr().out)["time"]["rates"]
+
+    given = source("--vram", "80GB", "--gpus", "8", "--matmul-tflops", "300",
+                   "--achieved-fraction", "0.5", "--busbw", "90")  # fmt: skip
+    assert given["source"] == "given: --matmul-tflops 300, --achieved-fraction 0.5, --busbw 90"
+    one_gpu = source("--vram", "80GB", "--gpus", "1", "--matmul-tflops", "300",
+                     "--achieved-fraction", "0.5")  # fmt: skip
+    assert one_gpu["source"] == "given: --matmul-tflops 300, --achieved-fraction 0.5"
+    spec = source("--gpus", "8", "--device", "a100", "--busbw", "90")
+    assert spec["busbw_gbps"] == 90 and spec["source"].endswith("; given: --busbw 90")
+    assert spec["source"].startswith("a100 spec: achievable matmul_bf16_tflops")
+
+
 # --- live on this CPU: the fraction from one measured step predicts another model's step ---
 CALIBRATION = dict(hidden=256, layers=2, heads=4, mlp=688, vocab=2048, batch=4, seq=128)
 TARGET = dict(hidden=256, layers=4, heads=4, mlp=688, vocab=2048, batch=8, seq=64)

@@ -299,6 +299,8 @@ def _remapped(lib, h, corr, unc, pending, failure):
 @symbol("nvmlDeviceGetRetiredPages")
 def _retired(lib, h, cause, count, addresses):
     pages = need(lib, h, "retired_pages", "nvmlDeviceGetRetiredPages")
+    if value(cause) not in (0, 1):  # nvmlPageRetirementCause_t: multiple single-bit, double-bit
+        return capi.INVALID_ARGUMENT
     listed = pages["double_bit" if value(cause) == 1 else "single_bit"]
     return _fill_array(count, addresses, ctypes.c_ulonglong, listed)
 
@@ -315,8 +317,9 @@ def _fill_array(count: Any, array: Any, ctype: Any, items: list) -> int:
         if size < len(items) * ctypes.sizeof(ctype):
             raise capi.SimulatedCrash(f"{size}-byte array for {len(items)} {ctype.__name__}")
         for i, item in enumerate(items):
+            cell = item if isinstance(item, ctype) else ctype(item)  # a profile's plain numbers
             ctypes.memmove(
-                where + i * ctypes.sizeof(ctype), ctypes.byref(item), ctypes.sizeof(ctype)
+                where + i * ctypes.sizeof(ctype), ctypes.byref(cell), ctypes.sizeof(ctype)
             )
     return capi.SUCCESS
 

@@ -278,7 +278,7 @@ def _topology(board: dict[str, Any], count: int) -> dict[str, Any]:
 
 
 # Boards with no public capture found: rigcheck's synthetic snapshot of the class, which says
-# where its figures come from (shared/reference/hardware.md, the spec's sources).
+# where its figures come from (the class's spec in expected/, with their sources).
 SYNTHETIC = {"h100_pcie": "h100_pcie", "rtx4090": "rtx4090"}
 # What rigcheck's own code and tests say a vGPU guest answers (rigcheck/facts/nvml.py _power,
 # clock_limits.py, tests/health/test_counter_probe.py, tests/replay/test_unsupported_reads.py):
@@ -304,8 +304,8 @@ def derived() -> None:
     for name, spec in SYNTHETIC.items():
         profile = profile_from_snapshot(synthetic_snapshot(load_spec(spec), gpus=1), name)
         profile["source"] = (
-            f"synthetic: rigcheck.facts.synthetic's {spec} snapshot (reference figures, "
-            "shared/reference/hardware.md), not a machine: no public capture was found"
+            f"synthetic: rigcheck.facts.synthetic's {spec} snapshot (the figures of "
+            f"expected/{spec}.json), not a machine: no public capture was found"
         )
         gpu = profile["gpus"][0]
         gpu["cpu_affinity"] = "0-31"

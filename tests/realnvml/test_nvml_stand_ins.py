@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pynvml
 import pytest
-from nvml_sim import simulated_nvml
+from nvml_sim import machine_profile, simulated_nvml
 from nvml_sim.capi import SimulatedCrash
 
 TESTS = Path(__file__).resolve().parents[1]
@@ -102,6 +102,21 @@ def test_the_library_refuses_what_nvml_h_documents():
         pynvml.nvmlShutdown()
     with simulated_nvml("a100_sxm"), pytest.raises(pynvml.NVMLError_Uninitialized):
         pynvml.nvmlDeviceGetCount()
+
+
+def test_retired_pages_are_read_back_and_an_unknown_cause_is_refused():
+    machine = machine_profile("a100_sxm")  # Ampere answers N/A: a pre-Ampere board's pages
+    machine["gpus"][0]["retired_pages"] = {"pending": 0, "double_bit": [0x1000, 0x2000],
+                                           "single_bit": []}  # fmt: skip
+    with simulated_nvml(machine) as lib:
+        pynvml.nvmlInit()
+        h = pynvml.nvmlDeviceGetHandleByIndex(0)
+        assert pynvml.nvmlDeviceGetRetiredPages(h, 1) == [0x1000, 0x2000]
+        assert pynvml.nvmlDeviceGetRetiredPages(h, 0) == []
+        with pytest.raises(pynvml.NVMLError_InvalidArgument):
+            pynvml.nvmlDeviceGetRetiredPages(h, 2)  # nvmlPageRetirementCause_t has 0 and 1
+        pynvml.nvmlShutdown()
+    assert not lib.crashes
 
 
 def test_a_lost_gpu_answers_gpu_is_lost():

@@ -76,6 +76,9 @@ class Gate:
             "RIGCHECK_GATE_FACTS": str(self.current),
             "SLURM_CONF": str(cluster.conf),
             "PATH": slurm_cluster.SBIN_PATH,
+            # slurmd's children do not inherit tests/conftest.py's RIGCHECK_HISTORY=none: without
+            # it every gate run here was kept in the real ~/.local/share/rigcheck/history.db.
+            "RIGCHECK_HISTORY": "none",
         }
         text = "".join(f"export {k}='{v}'\n" for k, v in lines.items())
         (self.script.parent / "rigcheck.env").write_text(text)
