@@ -1,6 +1,6 @@
 """The realistic-mutant campaign: hand-written bugs of the kinds engineers really write.
 
-    python tools/realistic_mutants.py                   # every area (tests/mutation/realistic/*.toml)
+    python tools/realistic_mutants.py                   # every area: tests/mutation/realistic/
     python tools/realistic_mutants.py counters fleet    # some areas
     python tools/realistic_mutants.py --only fleet-07   # one mutant
     python tools/realistic_mutants.py --list            # the mutants, by area
@@ -28,9 +28,10 @@ import subprocess
 import sys
 import tempfile
 import time
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+
+import tomllib
 
 REPO = Path(__file__).resolve().parents[1]
 CAMPAIGN = REPO / "tests" / "mutation" / "realistic"
@@ -100,7 +101,7 @@ def problems(mutant: Mutant, root: Path = REPO) -> list[str]:
         return [f"{mutant.id}: {mutant.file} does not exist"]
     count = source.read_text().count(mutant.old)
     if count != 1:
-        found.append(f"{mutant.id}: its old snippet occurs {count} times in {mutant.file}, not once")
+        found.append(f"{mutant.id}: its old snippet occurs {count} times in {mutant.file}")
     if mutant.old == mutant.new:
         found.append(f"{mutant.id}: old and new are the same")
     if mutant.kind not in KINDS:
@@ -204,18 +205,22 @@ def run_one(copy: Path, mutant: Mutant, timeout: float) -> dict:
 
 
 def summary(results: list[dict]) -> list[str]:
-    lines = ["", "| area | mutants | killed | survived | not run (stale, error) | kill rate |", "|---|---|---|---|---|---|"]
+    lines = [
+        "",
+        "| area | mutants | killed | survived | not run (stale, error) | kill rate |",
+        "|---|---|---|---|---|---|",
+    ]
     areas = sorted({result["area"] for result in results})
-    for area in areas + ["all"]:
+    for area in [*areas, "all"]:
         mine = [r for r in results if area in ("all", r["area"])]
         killed = sum(r["outcome"].startswith("killed") for r in mine)
         survived = sum(r["outcome"] == "survived" for r in mine)
         not_run = len(mine) - killed - survived
         rate = f"{100 * killed / len(mine):.1f}%" if mine else "-"
         lines.append(f"| {area} | {len(mine)} | {killed} | {survived} | {not_run} | {rate} |")
-    survivors = [r for r in results if not r["outcome"].startswith("killed")]
+    left = [r for r in results if not r["outcome"].startswith("killed")]
     lines.append("")
-    lines += [f"not killed: {r['id']} ({r['outcome']}; {r['kind']}; {r['file']})" for r in survivors]
+    lines += [f"not killed: {r['id']} ({r['outcome']}; {r['kind']}; {r['file']})" for r in left]
     return lines
 
 

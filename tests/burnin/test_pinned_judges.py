@@ -1,0 +1,94 @@
+"""The burn-in judges pinned where realistic bugs hide (tests/mutation/realistic/burnin.toml):
+each NVML clock event reason classified entry by entry against the real binding, the slowdown
+threshold read and not its neighbour, the 90th percentile taken from the top, and a column of
+mostly failed readings refused rather than judged on what is left."""
+
+from __future__ import annotations
+
+import pynvml  # nvidia-ml-py, the real binding: its constants are NVML's own (nvml.h)
+import pytest
+
+from rigcheck.burnin import judge
+from rigcheck.burnin.limits import Limits
+from rigcheck.burnin.synthetic import good_trace
+from rigcheck.facts.nvml import THROTTLE_REASONS
+from rigcheck.spec import load_spec
+
+LIMITS = Limits(load_spec("h100"))
+BAD = 2  # gpu2 of four
+
+# nvml.h, nvmlClocksEventReason*: which reasons mean the GPU slowed itself down to protect
+# itself (a fault under load) and which are how it is meant to run. NVML's documentation:
+# SwPowerCap "clocks have been optimized to not exceed currently set power limits"; HwSlowdown
+# "HW Slowdown (reducing the core clocks by a factor of 2 or more) is engaged" (temperature,
+# power brake or power supply); SwThermalSlowdown / HwThermalSlowdown: a temperature is too
+# high; HwPowerBrakeSlowdown: "the external power brake assertion is triggered".
+SLOWDOWN_BY_REASON = {
+    "nvmlClocksEventReasonGpuIdle": False,
+    "nvmlClocksEventReasonApplicationsClocksSetting": False,
+    "nvmlClocksEventReasonSwPowerCap": False,
+    "nvmlClocksEventReasonHwSlowdown": True,
+    "nvmlClocksEventReasonSyncBoost": False,
+    "nvmlClocksEventReasonSwThermalSlowdown": True,
+    "nvmlClocksEventReasonHwThermalSlowdown": True,
+    "nvmlClocksEventReasonHwPowerBrakeSlowdown": True,
+    "nvmlClocksEventReasonDisplayClockSetting": False,
+}
+
+
+def test_the_reason_table_names_each_nvml_bit_once():
+    bits = {getattr(pynvml, name) for name in SLOWDOWN_BY_REASON}
+    assert bits == set(THROTTLE_REASONS)
+
+
+@pytest.mark.parametrize("constant", SLOWDOWN_BY_REASON)
+def test_each_clock_event_reason_is_judged_as_nvml_means_it(constant):
+    name = THROTTLE_REASONS[getattr(pynvml, constant)]
+    trace = good_trace()
+    reasons = trace["devices"][BAD]["samples"]["reasons"]
+    for k in range(len(reasons)):
+        reasons[k] = ["sw_power_cap", name]
+    problems = judge.slowdown(trace, LIMITS)
+    if SLOWDOWN_BY_REASON[constant]:
+        assert len(problems) == 1 and problems[0].startswith("gpu2 ") and name in problems[0]
+    else:
+        assert problems == []
+
+
+def test_the_slowdown_threshold_is_judged_not_the_shutdown_one():
+    trace = good_trace()
+    trace["devices"][BAD]["limits"]["shutdown_temp_c"] = 30  # its neighbour: not judged here
+    assert judge.temperature(trace, LIMITS) == []
+    trace["devices"][BAD]["limits"]["slowdown_temp_c"] = 60
+    problems = judge.temperature(trace, LIMITS)
+    assert len(problems) == 1 and problems[0].startswith("gpu2 "), problems
+
+
+def test_power_is_judged_at_its_90th_percentile_not_its_10th():
+    """A fifth of the load at 100 W (a ramp, a pause) leaves the 90th percentile at the cap."""
+    trace = good_trace()
+    start, end = judge.load_window(trace)
+    samples = trace["devices"][BAD]["samples"]
+    inside = [k for k, t in enumerate(samples["t_s"]) if start <= t <= end]
+    for k in inside[: len(inside) // 5]:
+        samples["power_w"][k] = 100.0
+    assert judge.power(trace, LIMITS) == []
+    for k in inside[: len(inside) * 19 // 20]:
+        samples["power_w"][k] = 100.0
+    problems = judge.power(trace, LIMITS)
+    assert len(problems) == 1 and problems[0].startswith("gpu2 "), problems
+
+
+@pytest.mark.parametrize(("failed", "judged"), [(0.6, False), (0.4, True)])
+def test_a_column_of_mostly_failed_readings_cannot_be_judged(failed, judged):
+    trace = good_trace()
+    start, end = judge.load_window(trace)
+    samples = trace["devices"][BAD]["samples"]
+    inside = [k for k, t in enumerate(samples["t_s"]) if start <= t <= end]
+    for k in inside[: int(len(inside) * failed)]:
+        samples["clock_mhz"][k] = None
+    if judged:
+        assert judge.clock_floor(trace, LIMITS) == []
+    else:
+        with pytest.raises(judge.CannotJudge, match=r"^gpu2 .* readings failed"):
+            judge.clock_floor(trace, LIMITS)
