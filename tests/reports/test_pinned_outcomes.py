@@ -1,0 +1,69 @@
+"""Report decisions pinned where realistic bugs hide (tests/mutation/realistic/reports.toml): a
+check whose body never ran failed; an xfail-marked check that passed is a warning; in `rigcheck
+diff`, a latency in ms that went up is worse, a changed power limit is a difference, and an
+incomplete run that now finishes with warnings got better."""
+
+from __future__ import annotations
+
+import pytest
+
+from rigcheck.reports import diff
+from rigcheck.reports.outcome import check_outcome
+
+
+def report(when: str, outcome: str = "passed", **extra) -> pytest.TestReport:
+    return pytest.TestReport(
+        "suites/facts/test_x.py::test_x", ("suites/facts/test_x.py", 1, "test_x"), {}, outcome,
+        None, when, **extra,
+    )  # fmt: skip
+
+
+def test_a_check_whose_call_never_ran_has_failed():
+    check = check_outcome([report("setup"), report("teardown")])
+    assert (check["outcome"], check["message"]) == (
+        "fail",
+        "the check did not run (no call phase reported)",
+    )
+
+
+def test_an_xfail_marked_check_that_passed_is_a_warning():
+    call = report("call", wasxfail="reason: NVML reports no serial on this board")
+    check = check_outcome([report("setup"), call, report("teardown")])
+    assert check["outcome"] == "warn"
+    assert check["message"] == (
+        "passed although marked xfail (NVML reports no serial on this board)"
+    )
+
+
+@pytest.mark.parametrize("unit", ["s", "ms", "us", "µs"])
+def test_a_time_that_went_up_is_worse_in_every_time_unit(unit):
+    slower = diff._moved("allreduce_latency", {"measured": 10.0, "unit": unit},
+                         {"measured": 20.0, "unit": unit}, None)  # fmt: skip
+    faster = diff._moved("allreduce_latency", {"measured": 20.0, "unit": unit},
+                         {"measured": 10.0, "unit": unit}, None)  # fmt: skip
+    assert (slower.worse, faster.better) == (True, True)
+
+
+def test_a_rate_that_went_up_is_better():
+    up = diff._moved("matmul", {"measured": 600.0, "unit": "TFLOP/s"},
+                     {"measured": 700.0, "unit": "TFLOP/s"}, None)  # fmt: skip
+    assert up.better and not up.worse
+
+
+@pytest.mark.parametrize("field", ["limit_w", "default_limit_w", "enforced_limit_w"])
+def test_a_changed_power_limit_is_a_difference_and_a_changed_draw_is_not(field):
+    before = {"devices": [{"power": {"draw_w": 80.0, field: 700.0}}]}
+    after = {"devices": [{"power": {"draw_w": 95.0, field: 500.0}}]}
+    changes = diff.fact_changes(before, after)
+    assert [(c.key, c.before, c.after) for c in changes] == [
+        (f"devices.0.power.{field}", 700.0, 500.0)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "better"),
+    [("incomplete", "warn", True), ("incomplete", "pass", True), ("warn", "incomplete", False),
+     ("fail", "warn", True), ("pass", "warn", False), ("incomplete", "fail", False)],
+)  # fmt: skip
+def test_verdict_moves_up_and_down_the_ladder(before, after, better):
+    assert diff._ranked_up(before, after) is better
