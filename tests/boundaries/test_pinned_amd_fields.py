@@ -184,3 +184,21 @@ def test_an_xgmi_error_status_reads_back_as_amdsmi_reported_it(stored):
     device = synthetic_snapshot(MI300X, gpus=2)["devices"][0]
     device["xgmi"]["error_status"] = stored
     assert probe_one(device)["xgmi"]["error_status"] == stored
+
+
+# amdsmi_interface.py's amdsmi_get_gpu_xgmi_link_status writes each link of
+# amdsmi_xgmi_link_status_type_t (amdsmi.h: AMDSMI_XGMI_LINK_DOWN, _UP, _DISABLE) as a letter:
+# "D", "U", "X".
+AMDSMI_LINK_LETTERS = {"U": "up", "D": "down", "X": "disabled"}
+
+
+def test_each_xgmi_link_letter_is_counted_under_its_own_name():
+    assert amd_smi.XGMI_LINK == AMDSMI_LINK_LETTERS
+
+
+def test_xgmi_links_down_or_disabled_read_back_and_fail_the_gpu():
+    devices = synthetic_snapshot(MI300X, gpus=4)["devices"]
+    devices[BAD_GPU]["xgmi"].update(up=5, down=1, disabled=1)
+    assert probe_one(devices[BAD_GPU])["xgmi"] == devices[BAD_GPU]["xgmi"]
+    outcome, message, _ = call(amd_health.test_amd_xgmi_links_up, MI300X, devices, 4)
+    assert outcome == "failed" and f"{label(devices[BAD_GPU])}: 5/7 xGMI links up" in message

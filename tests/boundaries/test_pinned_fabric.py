@@ -1,13 +1,20 @@
-"""Placement pinned at the boundary a realistic bug moves (tests/mutation/realistic/
-fabric_host.toml, fabric-03): two devices share a PCIe switch when their paths share the root
-port AND the switch's upstream port; the same root port alone is two switches apart, and
-traffic between them crosses the root complex."""
+"""The fabric pinned where realistic bugs hide (tests/mutation/realistic/fabric_host.toml):
+two devices share a PCIe switch when their paths share the root port AND the switch's upstream
+port (the same root port alone is two switches apart: traffic crosses the root complex); each
+InfiniBand port state and physical state the kernel can write, judged entry by entry."""
 
 from __future__ import annotations
 
-import pytest
+import importlib
 
+import pytest
+import test_fact_fabric_checks as fact_fabric
+from check_calls import call
+
+from rigcheck.facts import fabric as fabric_probe
 from rigcheck.facts.fabric import same_switch
+
+fabric_checks = importlib.import_module("suites.facts.test_fabric")
 
 ROOT, SWITCH_A, SWITCH_B = "0000:00:01.0", "0000:80:00.0", "0000:90:00.0"
 
@@ -27,3 +34,34 @@ def place(*bridges: str) -> dict:
 )
 def test_one_switch_needs_the_same_root_port_and_switch_port(a, b, same):
     assert same_switch(a, b) is same and same_switch(b, a) is same
+
+
+# Linux drivers/infiniband/core/sysfs.c writes ports/N/state as "%d: %s" from its state names
+# (NOP, DOWN, INIT, ARMED, ACTIVE, ACTIVE_DEFER) and ports/N/phys_state from phys_state_to_str
+# ("<unknown>", Sleep, Polling, Disabled, PortConfigurationTraining, LinkUp, LinkErrorRecovery,
+# "Phy Test"). A port carries traffic only ACTIVE and LinkUp: every other entry fails.
+PORT_STATES = ["0: NOP", "1: DOWN", "2: INIT", "3: ARMED", "4: ACTIVE", "5: ACTIVE_DEFER"]
+PHYS_STATES = ["0: <unknown>", "1: Sleep", "2: Polling", "3: Disabled",
+               "4: PortConfigurationTraining", "5: LinkUp", "6: LinkErrorRecovery",
+               "7: Phy Test"]  # fmt: skip
+
+
+def ports_up(state: str, phys: str) -> tuple[str, str]:
+    facts = fact_fabric.node()
+    port = facts.data["fabric"]["rdma_devices"][1]["ports"][0]
+    port.update(state=fabric_probe._word(state), phys_state=fabric_probe._word(phys))
+    return call(fabric_checks.test_rdma_ports_up, facts, fact_fabric.EXPECTED)[:2]
+
+
+@pytest.mark.parametrize("state", PORT_STATES)
+def test_each_port_state_is_judged_entry_by_entry(state):
+    outcome, message = ports_up(state, "5: LinkUp")
+    assert outcome == ("passed" if state == "4: ACTIVE" else "failed"), message
+    if outcome == "failed":
+        assert "mlx5_1 port 1" in message and "mlx5_0" not in message, message
+
+
+@pytest.mark.parametrize("phys", PHYS_STATES)
+def test_each_physical_state_is_judged_entry_by_entry(phys):
+    outcome, message = ports_up("4: ACTIVE", phys)
+    assert outcome == ("passed" if phys == "5: LinkUp" else "failed"), message
