@@ -14,8 +14,9 @@ trimmed from the wrong end. Each mutant here is one such bug, written by hand: t
 snippet of it, its replacement, the kind, and the area's tests that must fail. The runner copies
 the checkout (git's tracked and unignored files) into a temporary folder, applies each mutant
 there in turn (the real checkout is never written), runs the tests named with -x -q, no xdist,
-and prints the kill rate per area. Survivors, and why each is harmless, are listed in
-tests/mutation/realistic/survivors.md.
+and prints the kill rate per area. Each selection of tests is first run on the unmutated copy:
+one that fails there kills nothing, and its mutants are reported as not run. Survivors, and why
+each is harmless, are listed in tests/mutation/realistic/survivors.md.
 """
 
 from __future__ import annotations
@@ -179,9 +180,32 @@ def run_campaign(mutants: list[Mutant], timeout: float) -> list[dict]:
         copy_checkout(copy)
         if not imports_the_copy(copy):
             sys.exit("the copy's tests import rigcheck from elsewhere: mutants would not be seen")
+        failing = baseline_failures(copy, mutants, timeout)
         for mutant in mutants:
+            if mutant.tests in failing:
+                print(f"  {mutant.id:14} NOT RUN: its tests fail without the mutant")
+                results.append(not_run(mutant, "error: its tests fail without the mutant"))
+                continue
             results.append(run_one(copy, mutant, timeout))
     return results
+
+
+def baseline_failures(copy: Path, mutants: list[Mutant], timeout: float) -> set[tuple]:
+    """The test selections that fail on the unmutated copy: a mutant 'killed' by them would be
+    a kill of nothing, so their mutants are not run."""
+    failing = set()
+    for tests in dict.fromkeys(m.tests for m in mutants):
+        code, seconds = run_tests(copy, tests, timeout)
+        print(f"  baseline {'passes' if code == 0 else f'FAILS (exit {code})'} in {seconds:.1f}s:"
+              f" {' '.join(tests)}")  # fmt: skip
+        if code != 0:
+            failing.add(tests)
+    return failing
+
+
+def not_run(mutant: Mutant, why: str) -> dict:
+    return {"id": mutant.id, "area": mutant.area, "kind": mutant.kind, "file": mutant.file,
+            "outcome": why, "seconds": 0.0}  # fmt: skip
 
 
 def run_one(copy: Path, mutant: Mutant, timeout: float) -> dict:
