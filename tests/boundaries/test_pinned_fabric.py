@@ -65,3 +65,19 @@ def test_each_port_state_is_judged_entry_by_entry(state):
 def test_each_physical_state_is_judged_entry_by_entry(phys):
     outcome, message = ports_up("4: ACTIVE", phys)
     assert outcome == ("passed" if phys == "5: LinkUp" else "failed"), message
+
+
+def test_a_nic_with_an_infiniband_port_counts_whatever_its_other_ports_run():
+    """A VPI card (ConnectX-7) can run one port InfiniBand and the other Ethernet: it is an
+    InfiniBand NIC, and only its InfiniBand port is judged."""
+    facts = fact_fabric.node()
+    nic = facts.data["fabric"]["rdma_devices"][1]
+    ethernet = dict(nic["ports"][0], port=2, link_layer="Ethernet", rate="100 Gb/sec",
+                    rate_gbps=100.0, state="DOWN", phys_state="Disabled")  # fmt: skip
+    nic["ports"].append(ethernet)
+    for check in (fabric_checks.test_rdma_ports_up, fabric_checks.test_rdma_port_rate):
+        assert call(check, facts, fact_fabric.EXPECTED)[:2] == ("passed", ""), check.__name__
+    assert call(fabric_checks.test_rdma_nic_count, facts, fact_fabric.EXPECTED, 2)[:2] == (
+        "passed",
+        "",
+    )

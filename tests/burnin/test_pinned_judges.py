@@ -92,3 +92,37 @@ def test_a_column_of_mostly_failed_readings_cannot_be_judged(failed, judged):
     else:
         with pytest.raises(judge.CannotJudge, match=r"^gpu2 .* readings failed"):
             judge.clock_floor(trace, LIMITS)
+
+
+def test_a_gpu_boosting_above_the_others_makes_no_other_gpu_an_outlier():
+    """The spread is measured from the node's median, not its fastest GPU."""
+    trace = good_trace()
+    start, end = judge.load_window(trace)
+    samples = trace["devices"][0]["samples"]
+    for k, t in enumerate(samples["t_s"]):
+        if start <= t <= end:
+            samples["clock_mhz"][k] = 1980  # gpu0 holds its maximum; the others sustain 1,755
+    assert judge.clock_spread(trace, LIMITS) == []
+    for d in trace["devices"][1:2]:  # two of four at 1,980: the median moves up to 1,868
+        d["samples"]["clock_mhz"] = list(samples["clock_mhz"])
+    assert judge.clock_spread(trace, LIMITS) == []
+
+
+def test_a_gemm_repeat_that_differs_is_counted_from_the_first_result():
+    """Only the last repeat differs from the first: one differing repeat, first at its time."""
+    trace = good_trace()
+    w = trace["devices"][BAD]["windows"]
+    w["checksum"][-1] ^= 1
+    (problem,) = judge.gemm_repeats(trace)
+    assert problem.startswith("gpu2 ")
+    assert f": 1 of {sum(w['checks'])} repeats" in problem, problem
+    assert problem.endswith(f"first at {w['t_s'][-1]:.0f} s"), problem
+
+
+def test_memory_errors_without_a_first_error_record_still_fail():
+    """A memory test that counted wrong words but kept no first-error record still failed."""
+    trace = good_trace()
+    trace["devices"][BAD]["memory_test"].update(errors=3, first_error=None)
+    problems = judge.memory_pattern(trace, LIMITS)
+    assert len(problems) == 1 and problems[0].startswith("gpu2 "), problems
+    assert "3 words read back wrong" in problems[0]

@@ -35,3 +35,12 @@ def test_a_result_that_does_not_say_it_was_verified_is_missing():
     assert run(entry).missing() == ["round 1 gpu-a <-> gpu-b: the all-reduce gave a wrong sum"]
     assert run(entry | {"verified": False}).missing() == run(entry).missing()
     assert run(entry | {"verified": True}).missing() == []
+
+
+def test_the_reference_is_the_median_of_each_nodes_median_pair():
+    """Each node's typical pair (its median), not its best: a fleet whose pairs spread from 35
+    to 40 GB/s has a reference of 38 and no slow pair at a 10% band."""
+    rates = {(0, 1): 35.0, (0, 2): 38.0, (0, 3): 38.0, (1, 2): 38.0, (1, 3): 38.0, (2, 3): 40.0}
+    results = [PairResult(1, pair, rate) for pair, rate in rates.items()]
+    verdict = judge_pairs(results, 0.10)
+    assert verdict.reference_gbps == 38.0 and verdict.ok, verdict

@@ -49,3 +49,11 @@ def test_a_cgroup_quota_is_read_over_its_own_period(tmp_path, cpu_max, cpus):
     (tmp_path / "sys/fs/cgroup").mkdir(parents=True)
     (tmp_path / "sys/fs/cgroup/cpu.max").write_text(cpu_max + "\n")
     assert host_limits.probe_host_limits(tmp_path)["cgroup_cpu_limit"] == cpus
+
+
+def test_shm_is_its_size_not_what_is_free_on_it(monkeypatch, tmp_path):
+    """Docker's --shm-size sets the size; what other processes left free is not the limit."""
+    (tmp_path / "dev/shm").mkdir(parents=True)
+    stat = os.statvfs_result((4096, 4096, 2**18, 10, 10, 0, 0, 0, 0, 255))  # 1 GiB, 40 KiB free
+    monkeypatch.setattr(os, "statvfs", lambda path: stat)
+    assert host_limits.probe_host_limits(tmp_path)["shm_bytes"] == 2**30

@@ -67,3 +67,13 @@ def test_a_changed_power_limit_is_a_difference_and_a_changed_draw_is_not(field):
 )  # fmt: skip
 def test_verdict_moves_up_and_down_the_ladder(before, after, better):
     assert diff._ranked_up(before, after) is better
+
+
+def test_a_passing_check_that_warned_is_a_warning():
+    """A warning the check raised (an application's Xid, say) turns its pass into a warn."""
+    reports = [report("setup"), report("call"), report("teardown")]
+    check = check_outcome(reports, ["UserWarning: application-caused Xid events: Xid 13 x1"])
+    assert (check["outcome"], check["message"]) == (
+        "warn",
+        "UserWarning: application-caused Xid events: Xid 13 x1",
+    )
