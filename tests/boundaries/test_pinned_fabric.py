@@ -81,3 +81,14 @@ def test_a_nic_with_an_infiniband_port_counts_whatever_its_other_ports_run():
         "passed",
         "",
     )
+
+
+def test_a_nic_whose_numa_node_is_unknown_is_named_not_skipped():
+    """sysfs writes numa_node -1 where the firmware gave none: such a NIC cannot be shown to
+    be next to a GPU, and NUMA placement fails closed naming it."""
+    facts = fact_fabric.node()
+    facts.data["fabric"]["rdma_devices"][1]["pci"]["numa_node"] = -1
+    expected = dict(fact_fabric.EXPECTED, placement="numa_node")
+    outcome, message, _ = call(fabric_checks.test_rdma_nic_placement, facts, expected)
+    assert outcome == "failed", message
+    assert "mlx5_1 (0000:c1:00.0) is on NUMA node -1, which has no GPU" in message, message

@@ -206,3 +206,26 @@ def test_a_recorded_snapshot_excuses_no_process_by_pid():
     devices[BAD_GPU]["processes"] = [{"pid": os.getpid(), "used_bytes": 2**30}]
     outcome, message, _ = call(health.test_no_other_processes, Facts(data), spec, devices)
     assert outcome == "failed" and label(devices[BAD_GPU]) in message, message
+
+
+# Checks that skip a GPU whose fact is None (NVML's NotSupported: the GPU does not keep it) must
+# not skip one whose read failed: an error record fails the check naming the GPU.
+SKIPS_NONE = [
+    (counters.test_remapped_rows_below_ceiling, "remapped_rows", "h100", False),
+    (counters.test_retired_pages_below_limit, "retired_pages", "v100", False),
+    (counters.test_ecc_counts_within_ceilings, "ecc_by_location", "h100", False),
+    (counters.test_nvswitch_fabric_registered, "fabric", "h100", True),
+]
+
+
+@pytest.mark.parametrize(
+    ("check", "key", "cls", "gpus_arg"), SKIPS_NONE, ids=[s[1] for s in SKIPS_NONE]
+)
+def test_a_fact_that_could_not_be_read_is_not_skipped_as_not_supported(check, key, cls, gpus_arg):
+    spec = load_spec(cls)
+    devices = synthetic_snapshot(spec, gpus=4)["devices"]
+    devices[BAD_GPU][key] = {"error": "NVMLError_Unknown: Unknown Error"}
+    args = (spec, devices, 4) if gpus_arg else (spec, devices)
+    outcome, message, _ = call(check, *args)
+    assert outcome == "failed" and label(devices[BAD_GPU]) in message, message
+    assert "Unknown Error" in message, message

@@ -126,3 +126,25 @@ def test_memory_errors_without_a_first_error_record_still_fail():
     problems = judge.memory_pattern(trace, LIMITS)
     assert len(problems) == 1 and problems[0].startswith("gpu2 "), problems
     assert "3 words read back wrong" in problems[0]
+
+
+def test_the_hottest_reading_is_judged_not_the_last():
+    """A GPU that reached its slowdown temperature mid-load and cooled by the end failed."""
+    trace = good_trace()
+    samples = trace["devices"][BAD]["samples"]
+    samples["temperature_c"][len(samples["t_s"]) // 2] = 86.0  # threshold 87 C less 5 C margin
+    problems = judge.temperature(trace, LIMITS)
+    assert len(problems) == 1 and problems[0].startswith("gpu2 "), problems
+    assert "86 C at" in problems[0]
+
+
+@pytest.mark.parametrize("capped", [False, True])
+def test_a_memory_test_is_short_unless_the_user_capped_it(capped):
+    """--memory-max-gib caps the pattern test on purpose: only an uncapped short test fails."""
+    trace = good_trace()
+    m = trace["devices"][BAD]["memory_test"]
+    m.update(bytes_tested=m["bytes_free"] // 10, capped=capped)
+    problems = judge.memory_pattern(trace, LIMITS)
+    assert (problems == []) is capped, problems
+    if not capped:
+        assert len(problems) == 1 and problems[0].startswith("gpu2 "), problems

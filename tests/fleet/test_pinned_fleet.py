@@ -53,3 +53,14 @@ def test_a_host_run_twice_counts_with_its_latest_run(tmp_path, latest_first):
     (only,) = load_nodes([str(tmp_path)])
     assert only.certificate["run"]["started_at"] == "2026-11-20T09:00:00Z"
     assert only.verdict == new["verdict"]
+
+
+def test_a_failed_node_without_a_measured_figure_is_drained():
+    """A node whose fact checks failed before any measurement ran has no figures to compare:
+    its own failure drains it all the same."""
+    certificate = node_certificate("gpu-e", fail=True)
+    for check in certificate["checks"]:
+        check["figures"] = []
+    verdict = judge_fleet([node("gpu-a", node_certificate("gpu-a")), node("gpu-e", certificate)])
+    assert list(verdict.drain) == ["gpu-e"]
+    assert verdict.drain["gpu-e"][0].startswith("its run failed: ")

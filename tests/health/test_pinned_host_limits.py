@@ -57,3 +57,11 @@ def test_shm_is_its_size_not_what_is_free_on_it(monkeypatch, tmp_path):
     stat = os.statvfs_result((4096, 4096, 2**18, 10, 10, 0, 0, 0, 0, 255))  # 1 GiB, 40 KiB free
     monkeypatch.setattr(os, "statvfs", lambda path: stat)
     assert host_limits.probe_host_limits(tmp_path)["shm_bytes"] == 2**30
+
+
+@pytest.mark.parametrize("text", ["", "unlimited", "9.5G"])
+def test_a_memory_max_that_is_neither_a_number_nor_max_is_an_error_not_no_limit(tmp_path, text):
+    (tmp_path / "sys/fs/cgroup").mkdir(parents=True)
+    (tmp_path / "sys/fs/cgroup/memory.max").write_text(text + "\n")
+    found = host_limits.probe_host_limits(tmp_path)["cgroup_memory_bytes"]
+    assert isinstance(found, dict) and "error" in found, found

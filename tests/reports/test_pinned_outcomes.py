@@ -77,3 +77,35 @@ def test_a_passing_check_that_warned_is_a_warning():
         "warn",
         "UserWarning: application-caused Xid events: Xid 13 x1",
     )
+
+
+def test_a_check_that_failed_and_then_errored_in_teardown_reports_its_failure():
+    """The first failing phase is what the check said; a teardown error after it is not."""
+    call_ = report("call", "failed")
+    call_.longrepr = "AssertionError: GPU 2 is capped"
+    teardown = report("teardown", "failed")
+    teardown.longrepr = "RuntimeError: cleanup broke"
+    check = check_outcome([report("setup"), call_, teardown])
+    assert (check["outcome"], check["phase"]) == ("fail", "call")
+    assert check["message"] == "GPU 2 is capped", check["message"]
+
+
+def test_a_figure_measured_in_only_one_certificate_is_a_difference():
+    def certificate(figures):
+        return {"checks": [{"name": "test_matmul[bf16]", "figures": figures}]}
+
+    entry = {"figure": "matmul_bf16_tflops", "label": "gpu0", "measured": 700.0,
+             "unit": "TFLOP/s"}  # fmt: skip
+    gone = diff.figure_changes(certificate([entry]), certificate([]), None)
+    new = diff.figure_changes(certificate([]), certificate([entry]), None)
+    assert [(c.key, c.note, c.worse) for c in gone] == [
+        ("matmul_bf16_tflops gpu0", "not measured in B", True)
+    ]
+    assert [c.note for c in new] == ["not measured in A"]
+
+
+@pytest.mark.parametrize("field", ["sm_max_mhz", "mem_max_mhz"])
+def test_a_changed_maximum_clock_is_a_difference_and_the_current_clock_is_not(field):
+    before = {"devices": [{"clocks": {"sm_mhz": 345, "mem_mhz": 1593, field: 1980}}]}
+    after = {"devices": [{"clocks": {"sm_mhz": 1755, "mem_mhz": 2619, field: 1410}}]}
+    assert [c.key for c in diff.fact_changes(before, after)] == [f"devices.0.clocks.{field}"]
