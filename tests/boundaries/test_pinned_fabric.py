@@ -92,3 +92,14 @@ def test_a_nic_whose_numa_node_is_unknown_is_named_not_skipped():
     outcome, message, _ = call(fabric_checks.test_rdma_nic_placement, facts, expected)
     assert outcome == "failed", message
     assert "mlx5_1 (0000:c1:00.0) is on NUMA node -1, which has no GPU" in message, message
+
+
+# Linux drivers/infiniband/core/sysfs.c rate_show: "%d%s Gb/sec (%dX%s)", with ".5" where the
+# rate is a half (SDR and DDR lanes).
+@pytest.mark.parametrize(
+    ("rate", "gbps"),
+    [("400 Gb/sec (4X NDR)", 400.0), ("200 Gb/sec (4X HDR)", 200.0),
+     ("2.5 Gb/sec (1X SDR)", 2.5), ("12.5 Gb/sec (1X FDR10)", 12.5)],
+)  # fmt: skip
+def test_each_rate_the_kernel_writes_is_read_in_gbps(rate, gbps):
+    assert fabric_probe.parse_rate(rate) == gbps

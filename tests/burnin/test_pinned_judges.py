@@ -148,3 +148,20 @@ def test_a_memory_test_is_short_unless_the_user_capped_it(capped):
     assert (problems == []) is capped, problems
     if not capped:
         assert len(problems) == 1 and problems[0].startswith("gpu2 "), problems
+
+
+def test_clock_event_reasons_mostly_unread_cannot_be_judged():
+    trace = good_trace()
+    reasons = trace["devices"][BAD]["samples"]["reasons"]
+    for k in range(0, len(reasons) * 6 // 10):
+        reasons[k] = None  # NVML refused the read
+    with pytest.raises(judge.CannotJudge, match=r"^gpu2 .*most clock event reason readings"):
+        judge.slowdown(trace, LIMITS)
+
+
+def test_a_gemm_mismatch_is_reported_from_its_first_occurrence():
+    trace = good_trace()
+    w = trace["devices"][BAD]["windows"]
+    w["mismatches"][9] = w["mismatches"][49] = 1  # at 10 s and at 50 s
+    (problem,) = judge.gemm_repeats(trace)
+    assert problem.endswith(f"first at {w['t_s'][9]:.0f} s"), problem

@@ -64,3 +64,17 @@ def test_a_failed_node_without_a_measured_figure_is_drained():
     verdict = judge_fleet([node("gpu-a", node_certificate("gpu-a")), node("gpu-e", certificate)])
     assert list(verdict.drain) == ["gpu-e"]
     assert verdict.drain["gpu-e"][0].startswith("its run failed: ")
+
+
+def test_a_certificate_without_a_class_is_not_compared_with_a_class(tmp_path):
+    """A run that found no class for its machine is no peer of h100 nodes: refused, named."""
+    from rigcheck.fleet.nodes import FleetInputError
+
+    for name in ("gpu-f", "gpu-g"):
+        certificate = node_certificate(name)
+        if name == "gpu-g":
+            certificate["class"]["name"] = None
+        (tmp_path / name).mkdir()
+        write_certificate(tmp_path / name / "certificate.json", certificate)
+    with pytest.raises(FleetInputError, match="different classes"):
+        load_nodes([str(tmp_path)])

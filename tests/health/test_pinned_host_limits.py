@@ -65,3 +65,10 @@ def test_a_memory_max_that_is_neither_a_number_nor_max_is_an_error_not_no_limit(
     (tmp_path / "sys/fs/cgroup/memory.max").write_text(text + "\n")
     found = host_limits.probe_host_limits(tmp_path)["cgroup_memory_bytes"]
     assert isinstance(found, dict) and "error" in found, found
+
+
+def test_every_iommu_boot_flag_is_kept_for_the_check(tmp_path):
+    (tmp_path / "proc").mkdir()
+    (tmp_path / "proc/cmdline").write_text("ro amd_iommu=off intel_iommu=on iommu=pt quiet\n")
+    flags = host_limits.probe_host_limits(tmp_path)["iommu"]["cmdline"]
+    assert flags == ["amd_iommu=off", "intel_iommu=on", "iommu=pt"]

@@ -109,3 +109,14 @@ def test_a_changed_maximum_clock_is_a_difference_and_the_current_clock_is_not(fi
     before = {"devices": [{"clocks": {"sm_mhz": 345, "mem_mhz": 1593, field: 1980}}]}
     after = {"devices": [{"clocks": {"sm_mhz": 1755, "mem_mhz": 2619, field: 1410}}]}
     assert [c.key for c in diff.fact_changes(before, after)] == [f"devices.0.clocks.{field}"]
+
+
+@pytest.mark.parametrize("side", ["A", "B"])
+def test_a_partial_certificate_on_either_side_is_a_difference(side):
+    def certificate(partial):
+        return {"class": {"name": "h100"}, "verdict": "pass", "partial": partial,
+                "partial_reason": "interrupted (SIGTERM)" if partial else None}  # fmt: skip
+
+    a, b = certificate(side == "A"), certificate(side == "B")
+    changes = diff._run_changes(a, b)
+    assert [(c.key, c.after) for c in changes] == [(f"{side} is partial", "interrupted (SIGTERM)")]
