@@ -1,0 +1,200 @@
+"""The counter probe's error paths with the real binding's exceptions, followed to the verdict.
+
+The fake NVML here answers from a snapshot's record (tests/counter_fakes.py) but raises the
+classes of the real nvidia-ml-py module: `pynvml.NVMLError(code)` builds the same subclass
+(NVMLError_GpuIsLost, NVMLError_NoPermission...) the binding raises for that return code. A
+NotSupported is "not counted" (None); every other error is an error record, and the check that
+reads it fails closed naming the GPU: never a pass. Written against the realistic mutants
+counters-03 and counters-04 (tests/mutation/realistic/counters.toml), which stored a library
+error as "not counted" and an unreadable AER file as "no AER statistics".
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import SimpleNamespace
+
+import pynvml
+import pytest
+from check_calls import call
+from counter_fakes import NVML_CONSTANTS, add_counter_fakes, write_aer
+
+from rigcheck.facts import counters, nvml
+from rigcheck.facts.probe import is_error
+from rigcheck.facts.synthetic import synthetic_snapshot
+from rigcheck.spec import load_spec
+
+checks = importlib.import_module("suites.facts.test_counters")
+H100 = load_spec("h100")
+BAD = 2
+REAL = {
+    **NVML_CONSTANTS,
+    "NVMLError": pynvml.NVMLError,
+    "NVMLError_NotSupported": pynvml.NVMLError_NotSupported,
+    "NVMLError_FunctionNotFound": pynvml.NVMLError_FunctionNotFound,
+    "NVMLLibraryMismatchError": pynvml.NVMLLibraryMismatchError,
+}
+# Errors a counter read meets on real machines: a GPU off the bus, a container without the
+# capability, a driver that hangs, and NVML's catch-all.
+ERRORS = {
+    "GpuIsLost": pynvml.NVML_ERROR_GPU_IS_LOST,
+    "NoPermission": pynvml.NVML_ERROR_NO_PERMISSION,
+    "Timeout": pynvml.NVML_ERROR_TIMEOUT,
+    "Unknown": pynvml.NVML_ERROR_UNKNOWN,
+}
+
+
+def real_error(code: int) -> pynvml.NVMLError:
+    error = pynvml.NVMLError(code)
+    assert type(error).__module__ == pynvml.__name__  # the binding's own subclass
+    return error
+
+
+def fake_nvml(device: dict) -> SimpleNamespace:
+    links = device["nvlink_errors"] or []
+
+    def link_state(h, link):
+        if link >= len(links):
+            raise real_error(pynvml.NVML_ERROR_INVALID_ARGUMENT)
+        return 1
+
+    return add_counter_fakes(SimpleNamespace(**REAL, nvmlDeviceGetNvLinkState=link_state), device)
+
+
+def raising(code: int):
+    def call_(*args):
+        raise real_error(code)
+
+    return call_
+
+
+def node_with(key: str, value) -> list[dict]:
+    """Four good H100s, the third with this probed value of one counter fact."""
+    devices = synthetic_snapshot(H100, gpus=4)["devices"]
+    devices[BAD][key] = value
+    return devices
+
+
+def probe(device, module, tmp_path, monkeypatch) -> dict:
+    monkeypatch.setattr(nvml, "_nvml", lambda: module)
+    write_aer(tmp_path, device)
+    return counters.probe_counters(module, 0, device["pci"], nvml.read, sysfs=tmp_path)
+
+
+def label(d: dict) -> str:
+    return f"GPU {d['index']} ({d['pci']['bus_id']})"
+
+
+# (NVML call the fake raises from, the fact it fills, the check that judges it, its args)
+READS = [
+    ("nvmlDeviceGetNvLinkErrorCounter", "nvlink_errors", checks.test_nvlink_error_counters, 4),
+    ("nvmlDeviceGetPcieReplayCounter", "pcie_replays", checks.test_pcie_replays_within_limit, 0),
+    ("nvmlDeviceGetMemoryErrorCounter", "ecc_by_location", checks.test_ecc_counts_within_ceilings,
+     0),
+    ("nvmlDeviceGetGpuFabricInfo", "fabric", checks.test_nvswitch_fabric_registered, 4),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("error", ERRORS)
+@pytest.mark.parametrize(("function", "key", "check", "gpus"), READS, ids=[r[1] for r in READS])
+def test_a_library_error_is_an_error_record_and_fails_the_check_naming_the_gpu(
+    error, function, key, check, gpus, tmp_path, monkeypatch
+):
+    device = synthetic_snapshot(H100, gpus=1)["devices"][0]
+    module = fake_nvml(device)
+    setattr(module, function, raising(ERRORS[error]))
+    probed = probe(device, module, tmp_path, monkeypatch)[key]
+    assert is_error(probed), probed
+    assert type(real_error(ERRORS[error])).__name__ in probed["error"]
+    devices = node_with(key, probed)
+    outcome, message, _ = call(check, H100, devices, *([gpus] if gpus else []))
+    assert outcome == "failed", message
+    assert label(devices[BAD]) in message and "could not be read" in message, message
+
+
+def test_not_supported_nvlink_counters_are_none_and_the_others_still_judged(tmp_path, monkeypatch):
+    """Blackwell answers NotSupported for the data-link counters: those are not counted."""
+    device = synthetic_snapshot(H100, gpus=1)["devices"][0]
+    module = fake_nvml(device)
+    module.nvmlDeviceGetNvLinkErrorCounter = raising(pynvml.NVML_ERROR_NOT_SUPPORTED)
+    probed = probe(device, module, tmp_path, monkeypatch)["nvlink_errors"]
+    assert probed and all(
+        entry[name] is None for entry in probed for name in counters.NVLINK_COUNTERS
+    )
+    assert call(checks.test_nvlink_error_counters, H100, node_with("nvlink_errors", probed), 4)[
+        :2
+    ] == ("passed", "")
+
+
+def test_an_unreadable_aer_file_is_an_error_record_that_fails_the_check(tmp_path, monkeypatch):
+    device = synthetic_snapshot(H100, gpus=1)["devices"][0]
+    write_aer(tmp_path, device)
+    aer = tmp_path / device["pci"]["bus_id"] / counters.AER_FILES["fatal"]
+    aer.write_text("DLP 0\nSDES 0\n")  # the total line cut off: a kernel we cannot read
+    probed = counters.probe_counters(fake_nvml(device), 0, device["pci"], nvml.read, tmp_path)
+    assert is_error(probed["pcie_aer"]), probed["pcie_aer"]
+    devices = node_with("pcie_aer", probed["pcie_aer"])
+    outcome, message, _ = call(checks.test_pcie_aer_within_limits, H100, devices)
+    assert outcome == "failed" and label(devices[BAD]) in message, message
+
+
+@pytest.mark.parametrize("key", list(counters.AER_FILES))
+def test_each_aer_count_is_read_from_its_own_file(key, tmp_path):
+    device = synthetic_snapshot(H100, gpus=1)["devices"][0]
+    device["pcie_aer"] = {"correctable": 0, "nonfatal": 0, "fatal": 0} | {key: 5}
+    write_aer(tmp_path, device)
+    probed = counters.probe_counters(fake_nvml(device), 0, device["pci"], nvml.read, tmp_path)
+    assert probed["pcie_aer"] == device["pcie_aer"]
+
+
+# nvml.h: nvmlGpuFabricState_t and nvmlNvLinkErrorCounter_t, through the real binding's
+# constants: each state and counter stored under its own name.
+def test_each_fabric_state_is_stored_under_its_nvml_name():
+    assert counters.FABRIC_STATES == {
+        pynvml.NVML_GPU_FABRIC_STATE_NOT_SUPPORTED: "not_supported",
+        pynvml.NVML_GPU_FABRIC_STATE_NOT_STARTED: "not_started",
+        pynvml.NVML_GPU_FABRIC_STATE_IN_PROGRESS: "in_progress",
+        pynvml.NVML_GPU_FABRIC_STATE_COMPLETED: "completed",
+    }
+
+
+@pytest.mark.parametrize(
+    ("state", "fails"),
+    [("not_supported", False), ("not_started", True), ("in_progress", True),
+     ("completed", False), ("unknown_9", True)],
+)  # fmt: skip
+def test_each_fabric_state_is_judged_entry_by_entry(state, fails):
+    """Only COMPLETED is registered; NOT_SUPPORTED is a GPU without NVSwitch (no judgement);
+    a state NVML adds later (unknown_N) is not a registration (fail closed)."""
+    fabric = {"state": state, "status": 0, "clique_id": 1, "cluster_uuid": "00" * 16}
+    devices = node_with("fabric", fabric)
+    outcome, message, _ = call(checks.test_nvswitch_fabric_registered, H100, devices, 4)
+    assert outcome == ("failed" if fails else "passed"), message
+
+
+def test_each_nvlink_counter_reads_its_own_nvml_counter():
+    assert {name: getattr(pynvml, const) for name, const in counters.NVLINK_COUNTERS.items()} == {
+        "replay": pynvml.NVML_NVLINK_ERROR_DL_REPLAY,
+        "recovery": pynvml.NVML_NVLINK_ERROR_DL_RECOVERY,
+        "crc_flit": pynvml.NVML_NVLINK_ERROR_DL_CRC_FLIT,
+        "crc_data": pynvml.NVML_NVLINK_ERROR_DL_CRC_DATA,
+    }
+
+
+def test_each_nvlink_counter_is_stored_under_its_own_name(tmp_path, monkeypatch):
+    device = synthetic_snapshot(H100, gpus=1)["devices"][0]
+    for entry in device["nvlink_errors"]:
+        entry.update(replay=1, recovery=2, crc_flit=3, crc_data=4)
+    module = fake_nvml(device)
+    counts = {
+        pynvml.NVML_NVLINK_ERROR_DL_REPLAY: 1,
+        pynvml.NVML_NVLINK_ERROR_DL_RECOVERY: 2,
+        pynvml.NVML_NVLINK_ERROR_DL_CRC_FLIT: 3,
+        pynvml.NVML_NVLINK_ERROR_DL_CRC_DATA: 4,
+    }
+    module.nvmlDeviceGetNvLinkErrorCounter = lambda h, link, counter: counts[counter]
+    for const in counters.NVLINK_COUNTERS.values():  # the real constants, not the fake's
+        setattr(module, const, getattr(pynvml, const))
+    probed = probe(device, module, tmp_path, monkeypatch)["nvlink_errors"]
+    stored = {"replay": 1, "recovery": 2, "crc_flit": 3, "crc_data": 4}
+    assert all({k: e[k] for k in stored} == stored for e in probed), probed
