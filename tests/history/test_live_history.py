@@ -108,6 +108,8 @@ def test_an_unwritable_store_leaves_verdict_and_exit_status_with_one_warning_lin
     warnings = [line for line in lines if "history" in line]
     assert len(warnings) == 1 and warnings[0].startswith("rigcheck: history not kept: "), warnings
     assert "/proc/rigcheck-no-such-folder/history.db" in warnings[0]
-    assert "verdict FAIL (1 failed, 0 passed, 1 not applicable)" in run.stdout.splitlines()[-1]
+    verdict = run.stdout.splitlines()[-1]  # the root cause sits between verdict and counts
+    assert "verdict FAIL: device_count" in verdict
+    assert "(1 failed, 0 passed, 1 not applicable; nothing measured)" in verdict
     certificate = json.loads(next((tmp_path / "reports").glob("*/certificate.json")).read_text())
     assert certificate["verdict"] == "fail" and certificate["exit_status"] == 1
