@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from amd_fakes import fake_amdsmi
+from amd_real import real_amdsmi
 from check_calls import call
 from test_pinned_fields import BAD_GPU, put
 
-from rigcheck.facts import amd_smi
+from rigcheck.facts import Facts, amd_smi
 from rigcheck.facts.synthetic import synthetic_snapshot
 from rigcheck.spec import load_spec
 
@@ -45,6 +45,7 @@ class Field:
     neighbour: str | None
     neighbour_bad: Any = None
     gpus_arg: bool = False
+    facts_arg: bool = False  # the check also reads the node's facts (uptime for a rate)
 
     @property
     def id(self) -> str:
@@ -73,7 +74,8 @@ FIELDS = [
     Field(amd_health.test_amd_pcie_generation, "pcie_link.gen_max", 4, "pcie_link.gen_current",
           1),
     Field(amd_health.test_amd_pcie_replays_within_limit, "pcie_link.replays",
-          limit("pcie_replays_max") + 1, "pcie_link.nak_sent", limit("pcie_replays_max") + 1),
+          limit("pcie_replays_max") + 1, "pcie_link.nak_sent", limit("pcie_replays_max") + 1,
+          facts_arg=True),
     Field(amd_health.test_amd_xgmi_links_up, "xgmi.up", 6, "xgmi.total_links", 8,
           gpus_arg=True),
     Field(amd_health.test_amd_xgmi_links_up, "xgmi.error_status", "error", None, gpus_arg=True),
@@ -84,10 +86,19 @@ FIELDS = [
 ]  # fmt: skip
 
 
+# A minute after boot: a replay count above the allowance is then also above every link's
+# rate (the replay check judges a rate since boot, rigcheck/replay_rate.py).
+UPTIME_S = 60.0
+
+
 def judge(case: Field, path: str, value: Any) -> tuple[str, str, list[dict]]:
-    devices = synthetic_snapshot(MI300X, gpus=4)["devices"]
+    snapshot = synthetic_snapshot(MI300X, gpus=4)
+    snapshot["kernel_log"]["uptime_s"] = UPTIME_S
+    devices = snapshot["devices"]
     put(devices[BAD_GPU], path, value)
     args = (MI300X, devices, 4) if case.gpus_arg else (MI300X, devices)
+    if case.facts_arg:
+        args = (*args, Facts(snapshot))
     outcome, message, _ = call(case.check, *args)
     return outcome, message, devices
 
@@ -165,9 +176,13 @@ def test_an_xgmi_status_amdsmi_does_not_define_fails_closed():
 
 
 def probe_one(device: dict[str, Any]) -> dict[str, Any]:
-    module = fake_amdsmi([device])
-    return amd_smi.probe_device(module, module.amdsmi_get_processor_handles()[0],
-                                amd_smi._reader(module))  # fmt: skip
+    module = real_amdsmi([device])  # the real amdsmi package over rigcheck/amdsmi_sim
+    module.amdsmi_init()  # the real library refuses every call before init (NOT_INIT)
+    try:
+        return amd_smi.probe_device(module, module.amdsmi_get_processor_handles()[0],
+                                    amd_smi._reader(module))  # fmt: skip
+    finally:
+        module.amdsmi_shut_down()
 
 
 def test_pcie_counters_are_read_each_from_its_own_field():
