@@ -14,11 +14,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from amd_real import real_amdsmi
+from amd_real import DRIVER_NOT_LOADED, NO_PERM, real_amdsmi
 from check_calls import call
 from test_pinned_fields import BAD_GPU, put
 
 from rigcheck.facts import Facts, amd_smi
+from rigcheck.facts.probe import is_error
 from rigcheck.facts.synthetic import synthetic_snapshot
 from rigcheck.spec import load_spec
 
@@ -175,8 +176,11 @@ def test_an_xgmi_status_amdsmi_does_not_define_fails_closed():
 # ---- the probe: each counter read from its own amdsmi field ----
 
 
-def probe_one(device: dict[str, Any]) -> dict[str, Any]:
-    module = real_amdsmi([device])  # the real amdsmi package over rigcheck/amdsmi_sim
+def probe_one(device: dict[str, Any], failures: dict | None = None) -> dict[str, Any]:
+    """One device through the real amdsmi package over rigcheck/amdsmi_sim; `failures`:
+    (C symbol, bus id or None) -> the amdsmi_status_t code that call answers."""
+    module = real_amdsmi([device])
+    module.failures.update(failures or {})
     module.amdsmi_init()  # the real library refuses every call before init (NOT_INIT)
     try:
         return amd_smi.probe_device(module, module.amdsmi_get_processor_handles()[0],
@@ -217,3 +221,26 @@ def test_xgmi_links_down_or_disabled_read_back_and_fail_the_gpu():
     assert probe_one(devices[BAD_GPU])["xgmi"] == devices[BAD_GPU]["xgmi"]
     outcome, message, _ = call(amd_health.test_amd_xgmi_links_up, MI300X, devices, 4)
     assert outcome == "failed" and f"{label(devices[BAD_GPU])}: 5/7 xGMI links up" in message
+
+
+# ---- a library error, raised as the real AmdSmiLibraryException, followed to the verdict ----
+# (C call refused, the fact it fills, the check that judges that fact)
+REFUSED = [
+    ("amdsmi_get_gpu_bad_page_info", "bad_pages", amd_health.test_amd_bad_pages),
+    ("amdsmi_get_gpu_ras_block_features_enabled", "ras_blocks", amd_health.test_amd_ecc_enabled),
+]
+
+
+@pytest.mark.parametrize("status", [NO_PERM, DRIVER_NOT_LOADED], ids=["NO_PERM", "NOT_LOADED"])
+@pytest.mark.parametrize(("symbol", "key", "check"), REFUSED, ids=[r[1] for r in REFUSED])
+def test_a_library_error_on_one_gpu_fails_its_check_naming_that_gpu(status, symbol, key, check):
+    """Never stored as "not supported" or "none counted": an error record, and the check fails
+    closed on that GPU only."""
+    devices = synthetic_snapshot(MI300X, gpus=4)["devices"]
+    probed = probe_one(devices[BAD_GPU], {(symbol, None): status})[key]
+    assert is_error(probed), probed
+    devices[BAD_GPU][key] = probed
+    outcome, message, _ = call(check, MI300X, devices)
+    assert outcome == "failed", message
+    assert label(devices[BAD_GPU]) in message, message
+    assert not any(label(d) in message for i, d in enumerate(devices) if i != BAD_GPU), message
