@@ -184,3 +184,14 @@ def test_each_nvlink_counter_is_stored_under_its_own_name(tmp_path):
     probed = probe(device, tmp_path)["nvlink_errors"]
     stored = {"replay": 1, "recovery": 2, "crc_flit": 3, "crc_data": 4}
     assert all({k: e[k] for k in stored} == stored for e in probed), probed
+
+
+def test_each_aer_count_is_read_from_the_kernels_file_of_that_name():
+    """The kernel's names, not rigcheck's table (write_aer above writes by that table, so a swap
+    there would round-trip unseen): Linux Documentation/ABI/testing/
+    sysfs-bus-pci-devices-aer_stats names aer_dev_correctable, aer_dev_nonfatal, aer_dev_fatal."""
+    assert counters.AER_FILES == {
+        "correctable": "aer_dev_correctable",
+        "nonfatal": "aer_dev_nonfatal",
+        "fatal": "aer_dev_fatal",
+    }
