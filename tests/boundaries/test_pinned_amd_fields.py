@@ -14,11 +14,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from amd_fakes import fake_amdsmi
+from amd_real import DRIVER_NOT_LOADED, NO_PERM, real_amdsmi
 from check_calls import call
 from test_pinned_fields import BAD_GPU, put
 
-from rigcheck.facts import amd_smi
+from rigcheck.facts import Facts, amd_smi
+from rigcheck.facts.probe import is_error
 from rigcheck.facts.synthetic import synthetic_snapshot
 from rigcheck.spec import load_spec
 
@@ -45,6 +46,7 @@ class Field:
     neighbour: str | None
     neighbour_bad: Any = None
     gpus_arg: bool = False
+    facts_arg: bool = False  # the check also reads the node's facts (uptime for a rate)
 
     @property
     def id(self) -> str:
@@ -73,7 +75,8 @@ FIELDS = [
     Field(amd_health.test_amd_pcie_generation, "pcie_link.gen_max", 4, "pcie_link.gen_current",
           1),
     Field(amd_health.test_amd_pcie_replays_within_limit, "pcie_link.replays",
-          limit("pcie_replays_max") + 1, "pcie_link.nak_sent", limit("pcie_replays_max") + 1),
+          limit("pcie_replays_max") + 1, "pcie_link.nak_sent", limit("pcie_replays_max") + 1,
+          facts_arg=True),
     Field(amd_health.test_amd_xgmi_links_up, "xgmi.up", 6, "xgmi.total_links", 8,
           gpus_arg=True),
     Field(amd_health.test_amd_xgmi_links_up, "xgmi.error_status", "error", None, gpus_arg=True),
@@ -84,10 +87,19 @@ FIELDS = [
 ]  # fmt: skip
 
 
+# A minute after boot: a replay count above the allowance is then also above every link's
+# rate (the replay check judges a rate since boot, rigcheck/replay_rate.py).
+UPTIME_S = 60.0
+
+
 def judge(case: Field, path: str, value: Any) -> tuple[str, str, list[dict]]:
-    devices = synthetic_snapshot(MI300X, gpus=4)["devices"]
+    snapshot = synthetic_snapshot(MI300X, gpus=4)
+    snapshot["kernel_log"]["uptime_s"] = UPTIME_S
+    devices = snapshot["devices"]
     put(devices[BAD_GPU], path, value)
     args = (MI300X, devices, 4) if case.gpus_arg else (MI300X, devices)
+    if case.facts_arg:
+        args = (*args, Facts(snapshot))
     outcome, message, _ = call(case.check, *args)
     return outcome, message, devices
 
@@ -164,10 +176,17 @@ def test_an_xgmi_status_amdsmi_does_not_define_fails_closed():
 # ---- the probe: each counter read from its own amdsmi field ----
 
 
-def probe_one(device: dict[str, Any]) -> dict[str, Any]:
-    module = fake_amdsmi([device])
-    return amd_smi.probe_device(module, module.amdsmi_get_processor_handles()[0],
-                                amd_smi._reader(module))  # fmt: skip
+def probe_one(device: dict[str, Any], failures: dict | None = None) -> dict[str, Any]:
+    """One device through the real amdsmi package over rigcheck/amdsmi_sim; `failures`:
+    (C symbol, bus id or None) -> the amdsmi_status_t code that call answers."""
+    module = real_amdsmi([device])
+    module.failures.update(failures or {})
+    module.amdsmi_init()  # the real library refuses every call before init (NOT_INIT)
+    try:
+        return amd_smi.probe_device(module, module.amdsmi_get_processor_handles()[0],
+                                    amd_smi._reader(module))  # fmt: skip
+    finally:
+        module.amdsmi_shut_down()
 
 
 def test_pcie_counters_are_read_each_from_its_own_field():
@@ -202,3 +221,26 @@ def test_xgmi_links_down_or_disabled_read_back_and_fail_the_gpu():
     assert probe_one(devices[BAD_GPU])["xgmi"] == devices[BAD_GPU]["xgmi"]
     outcome, message, _ = call(amd_health.test_amd_xgmi_links_up, MI300X, devices, 4)
     assert outcome == "failed" and f"{label(devices[BAD_GPU])}: 5/7 xGMI links up" in message
+
+
+# ---- a library error, raised as the real AmdSmiLibraryException, followed to the verdict ----
+# (C call refused, the fact it fills, the check that judges that fact)
+REFUSED = [
+    ("amdsmi_get_gpu_bad_page_info", "bad_pages", amd_health.test_amd_bad_pages),
+    ("amdsmi_get_gpu_ras_block_features_enabled", "ras_blocks", amd_health.test_amd_ecc_enabled),
+]
+
+
+@pytest.mark.parametrize("status", [NO_PERM, DRIVER_NOT_LOADED], ids=["NO_PERM", "NOT_LOADED"])
+@pytest.mark.parametrize(("symbol", "key", "check"), REFUSED, ids=[r[1] for r in REFUSED])
+def test_a_library_error_on_one_gpu_fails_its_check_naming_that_gpu(status, symbol, key, check):
+    """Never stored as "not supported" or "none counted": an error record, and the check fails
+    closed on that GPU only."""
+    devices = synthetic_snapshot(MI300X, gpus=4)["devices"]
+    probed = probe_one(devices[BAD_GPU], {(symbol, None): status})[key]
+    assert is_error(probed), probed
+    devices[BAD_GPU][key] = probed
+    outcome, message, _ = call(check, MI300X, devices)
+    assert outcome == "failed", message
+    assert label(devices[BAD_GPU]) in message, message
+    assert not any(label(d) in message for i, d in enumerate(devices) if i != BAD_GPU), message

@@ -1,71 +1,69 @@
 """The counter probe's error paths with the real binding's exceptions, followed to the verdict.
 
-The fake NVML here answers from a snapshot's record (tests/counter_fakes.py) but raises the
-classes of the real nvidia-ml-py module: `pynvml.NVMLError(code)` builds the same subclass
-(NVMLError_GpuIsLost, NVMLError_NoPermission...) the binding raises for that return code. A
-NotSupported is "not counted" (None); every other error is an error record, and the check that
-reads it fails closed naming the GPU: never a pass. Written against the realistic mutants
-counters-03 and counters-04 (tests/mutation/realistic/counters.toml), which stored a library
-error as "not counted" and an unreadable AER file as "no AER statistics".
+The probe runs through the real nvidia-ml-py (pynvml) over the simulated libnvidia-ml
+(tests/nvml_sim), answering from a snapshot's record: a call the profile refuses returns its C
+code, and the real binding raises its own subclass for it (NVMLError_GpuIsLost,
+NVMLError_NoPermission...). A NotSupported is "not counted" (None); every other error is an error
+record, and the check that reads it fails closed naming the GPU: never a pass. Written against
+the realistic mutants counters-03 and counters-04 (tests/mutation/realistic/counters.toml), which
+stored a library error as "not counted" and an unreadable AER file as "no AER statistics".
 """
 
 from __future__ import annotations
 
 import importlib
-from types import SimpleNamespace
+import inspect
+from collections.abc import Callable
+from pathlib import Path
 
 import pynvml
 import pytest
 from check_calls import call
-from counter_fakes import NVML_CONSTANTS, add_counter_fakes, write_aer
+from counter_fakes import write_aer
+from nvml_sim import simulated_nvml
+from nvml_sim.from_facts import profile_from_snapshot
 
-from rigcheck.facts import counters, nvml
+from rigcheck.facts import Facts, counters, nvml
 from rigcheck.facts.probe import is_error
 from rigcheck.facts.synthetic import synthetic_snapshot
 from rigcheck.spec import load_spec
 
 checks = importlib.import_module("suites.facts.test_counters")
 H100 = load_spec("h100")
+SNAPSHOT = synthetic_snapshot(H100, gpus=1)
 BAD = 2
-REAL = {
-    **NVML_CONSTANTS,
-    "NVMLError": pynvml.NVMLError,
-    "NVMLError_NotSupported": pynvml.NVMLError_NotSupported,
-    "NVMLError_FunctionNotFound": pynvml.NVMLError_FunctionNotFound,
-    "NVMLLibraryMismatchError": pynvml.NVMLLibraryMismatchError,
-}
 # Errors a counter read meets on real machines: a GPU off the bus, a container without the
-# capability, a driver that hangs, and NVML's catch-all.
+# capability, a driver that hangs, and NVML's catch-all. Name -> (nvml.h code, simulator answer).
 ERRORS = {
-    "GpuIsLost": pynvml.NVML_ERROR_GPU_IS_LOST,
-    "NoPermission": pynvml.NVML_ERROR_NO_PERMISSION,
-    "Timeout": pynvml.NVML_ERROR_TIMEOUT,
-    "Unknown": pynvml.NVML_ERROR_UNKNOWN,
+    "GpuIsLost": (pynvml.NVML_ERROR_GPU_IS_LOST, "GPU_IS_LOST"),
+    "NoPermission": (pynvml.NVML_ERROR_NO_PERMISSION, "NO_PERMISSION"),
+    "Timeout": (pynvml.NVML_ERROR_TIMEOUT, "TIMEOUT"),
+    "Unknown": (pynvml.NVML_ERROR_UNKNOWN, "UNKNOWN"),
 }
 
 
-def real_error(code: int) -> pynvml.NVMLError:
+def real_error_name(code: int) -> str:
+    """The class the real binding raises for this return code."""
     error = pynvml.NVMLError(code)
     assert type(error).__module__ == pynvml.__name__  # the binding's own subclass
-    return error
+    return type(error).__name__
 
 
-def fake_nvml(device: dict) -> SimpleNamespace:
-    links = device["nvlink_errors"] or []
-
-    def link_state(h, link):
-        if link >= len(links):
-            raise real_error(pynvml.NVML_ERROR_INVALID_ARGUMENT)
-        return 1
-
-    return add_counter_fakes(SimpleNamespace(**REAL, nvmlDeviceGetNvLinkState=link_state), device)
-
-
-def raising(code: int):
-    def call_(*args):
-        raise real_error(code)
-
-    return call_
+def probe(device: dict, tmp_path: Path, edit_sysfs: Callable = lambda path: None, **answers):
+    """The counter facts of `device` through the real pynvml; `answers`: C symbol -> code."""
+    machine = profile_from_snapshot({**SNAPSHOT, "devices": [device]})
+    machine["gpus"][0]["answers"].update(answers)
+    write_aer(tmp_path, device)
+    edit_sysfs(tmp_path)
+    with simulated_nvml(machine) as lib:
+        pynvml.nvmlInit()
+        try:
+            h = pynvml.nvmlDeviceGetHandleByIndex(0)
+            facts = counters.probe_counters(pynvml, h, device["pci"], nvml.read, sysfs=tmp_path)
+        finally:
+            pynvml.nvmlShutdown()
+    assert not lib.crashes, lib.crashes
+    return facts
 
 
 def node_with(key: str, value) -> list[dict]:
@@ -75,17 +73,11 @@ def node_with(key: str, value) -> list[dict]:
     return devices
 
 
-def probe(device, module, tmp_path, monkeypatch) -> dict:
-    monkeypatch.setattr(nvml, "_nvml", lambda: module)
-    write_aer(tmp_path, device)
-    return counters.probe_counters(module, 0, device["pci"], nvml.read, sysfs=tmp_path)
-
-
 def label(d: dict) -> str:
     return f"GPU {d['index']} ({d['pci']['bus_id']})"
 
 
-# (NVML call the fake raises from, the fact it fills, the check that judges it, its args)
+# (NVML call the simulator refuses, the fact it fills, the check that judges it, its args)
 READS = [
     ("nvmlDeviceGetNvLinkErrorCounter", "nvlink_errors", checks.test_nvlink_error_counters, 4),
     ("nvmlDeviceGetPcieReplayCounter", "pcie_replays", checks.test_pcie_replays_within_limit, 0),
@@ -98,26 +90,27 @@ READS = [
 @pytest.mark.parametrize("error", ERRORS)
 @pytest.mark.parametrize(("function", "key", "check", "gpus"), READS, ids=[r[1] for r in READS])
 def test_a_library_error_is_an_error_record_and_fails_the_check_naming_the_gpu(
-    error, function, key, check, gpus, tmp_path, monkeypatch
+    error, function, key, check, gpus, tmp_path
 ):
     device = synthetic_snapshot(H100, gpus=1)["devices"][0]
-    module = fake_nvml(device)
-    setattr(module, function, raising(ERRORS[error]))
-    probed = probe(device, module, tmp_path, monkeypatch)[key]
+    code, answer = ERRORS[error]
+    probed = probe(device, tmp_path, **{function: answer})[key]
     assert is_error(probed), probed
-    assert type(real_error(ERRORS[error])).__name__ in probed["error"]
+    assert real_error_name(code) in probed["error"], probed
     devices = node_with(key, probed)
-    outcome, message, _ = call(check, H100, devices, *([gpus] if gpus else []))
+    args = [gpus] if gpus else []
+    if "facts" in inspect.signature(check).parameters:  # the replay rate reads the uptime
+        args.append(Facts({**synthetic_snapshot(H100, gpus=4), "devices": devices}))
+    outcome, message, _ = call(check, H100, devices, *args)
     assert outcome == "failed", message
     assert label(devices[BAD]) in message and "could not be read" in message, message
 
 
-def test_not_supported_nvlink_counters_are_none_and_the_others_still_judged(tmp_path, monkeypatch):
+def test_not_supported_nvlink_counters_are_none_and_the_others_still_judged(tmp_path):
     """Blackwell answers NotSupported for the data-link counters: those are not counted."""
     device = synthetic_snapshot(H100, gpus=1)["devices"][0]
-    module = fake_nvml(device)
-    module.nvmlDeviceGetNvLinkErrorCounter = raising(pynvml.NVML_ERROR_NOT_SUPPORTED)
-    probed = probe(device, module, tmp_path, monkeypatch)["nvlink_errors"]
+    answer = {"nvmlDeviceGetNvLinkErrorCounter": "NOT_SUPPORTED"}
+    probed = probe(device, tmp_path, **answer)["nvlink_errors"]
     assert probed and all(
         entry[name] is None for entry in probed for name in counters.NVLINK_COUNTERS
     )
@@ -126,12 +119,15 @@ def test_not_supported_nvlink_counters_are_none_and_the_others_still_judged(tmp_
     ] == ("passed", "")
 
 
-def test_an_unreadable_aer_file_is_an_error_record_that_fails_the_check(tmp_path, monkeypatch):
+def test_an_unreadable_aer_file_is_an_error_record_that_fails_the_check(tmp_path):
     device = synthetic_snapshot(H100, gpus=1)["devices"][0]
-    write_aer(tmp_path, device)
-    aer = tmp_path / device["pci"]["bus_id"] / counters.AER_FILES["fatal"]
-    aer.write_text("DLP 0\nSDES 0\n")  # the total line cut off: a kernel we cannot read
-    probed = counters.probe_counters(fake_nvml(device), 0, device["pci"], nvml.read, tmp_path)
+
+    def cut_fatal(sysfs: Path) -> None:  # the total line cut off: a kernel we cannot read
+        (sysfs / device["pci"]["bus_id"] / counters.AER_FILES["fatal"]).write_text(
+            "DLP 0\nSDES 0\n"
+        )
+
+    probed = probe(device, tmp_path, edit_sysfs=cut_fatal)
     assert is_error(probed["pcie_aer"]), probed["pcie_aer"]
     devices = node_with("pcie_aer", probed["pcie_aer"])
     outcome, message, _ = call(checks.test_pcie_aer_within_limits, H100, devices)
@@ -142,9 +138,7 @@ def test_an_unreadable_aer_file_is_an_error_record_that_fails_the_check(tmp_path
 def test_each_aer_count_is_read_from_its_own_file(key, tmp_path):
     device = synthetic_snapshot(H100, gpus=1)["devices"][0]
     device["pcie_aer"] = {"correctable": 0, "nonfatal": 0, "fatal": 0} | {key: 5}
-    write_aer(tmp_path, device)
-    probed = counters.probe_counters(fake_nvml(device), 0, device["pci"], nvml.read, tmp_path)
-    assert probed["pcie_aer"] == device["pcie_aer"]
+    assert probe(device, tmp_path)["pcie_aer"] == device["pcie_aer"]
 
 
 # nvml.h: nvmlGpuFabricState_t and nvmlNvLinkErrorCounter_t, through the real binding's
@@ -181,20 +175,23 @@ def test_each_nvlink_counter_reads_its_own_nvml_counter():
     }
 
 
-def test_each_nvlink_counter_is_stored_under_its_own_name(tmp_path, monkeypatch):
+def test_each_nvlink_counter_is_stored_under_its_own_name(tmp_path):
+    """The simulator answers each nvmlNvLinkErrorCounter_t value (nvml.h order, not rigcheck's
+    table) with its own count."""
     device = synthetic_snapshot(H100, gpus=1)["devices"][0]
     for entry in device["nvlink_errors"]:
         entry.update(replay=1, recovery=2, crc_flit=3, crc_data=4)
-    module = fake_nvml(device)
-    counts = {
-        pynvml.NVML_NVLINK_ERROR_DL_REPLAY: 1,
-        pynvml.NVML_NVLINK_ERROR_DL_RECOVERY: 2,
-        pynvml.NVML_NVLINK_ERROR_DL_CRC_FLIT: 3,
-        pynvml.NVML_NVLINK_ERROR_DL_CRC_DATA: 4,
-    }
-    module.nvmlDeviceGetNvLinkErrorCounter = lambda h, link, counter: counts[counter]
-    for const in counters.NVLINK_COUNTERS.values():  # the real constants, not the fake's
-        setattr(module, const, getattr(pynvml, const))
-    probed = probe(device, module, tmp_path, monkeypatch)["nvlink_errors"]
+    probed = probe(device, tmp_path)["nvlink_errors"]
     stored = {"replay": 1, "recovery": 2, "crc_flit": 3, "crc_data": 4}
     assert all({k: e[k] for k in stored} == stored for e in probed), probed
+
+
+def test_each_aer_count_is_read_from_the_kernels_file_of_that_name():
+    """The kernel's names, not rigcheck's table (write_aer above writes by that table, so a swap
+    there would round-trip unseen): Linux Documentation/ABI/testing/
+    sysfs-bus-pci-devices-aer_stats names aer_dev_correctable, aer_dev_nonfatal, aer_dev_fatal."""
+    assert counters.AER_FILES == {
+        "correctable": "aer_dev_correctable",
+        "nonfatal": "aer_dev_nonfatal",
+        "fatal": "aer_dev_fatal",
+    }
