@@ -111,3 +111,13 @@ def parallel_pass_measures_nothing(request: pytest.FixtureRequest, monkeypatch):
         )
 
     monkeypatch.setattr(check, "run_live", refuse)
+
+
+@pytest.fixture(autouse=True)
+def _no_stale_submodules(request: pytest.FixtureRequest) -> None:
+    """A test that runs pytest in-process starts from the modules a fresh import would give: the
+    last such test's pytester teardown left stale submodule attributes (tests/module_state.py)."""
+    if "pytester" in request.fixturenames:
+        from module_state import forget_unloaded_submodules
+
+        forget_unloaded_submodules()

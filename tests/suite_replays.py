@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 from junit_cases import Case, read_junit
+from module_state import forget_unloaded_submodules
 
 REPO = Path(__file__).resolve().parents[1]
 SUITES = REPO / "suites"
@@ -51,6 +52,7 @@ class SuiteRunner:
         given = (inputs or {}).items()
         options = [self._option(o, value, n) for o, value in given if value is not None]
         junit = self.pytester.path / f"junit-{n}.xml"
+        forget_unloaded_submodules()  # an earlier in-process run's imports must not leak in
         with specs_read_once():
             result = self.pytester.runpytest_inprocess(
                 *options,

@@ -67,7 +67,7 @@ def _append(columns: dict[str, list], t: float, row: dict[str, Any]) -> None:
 
 def nvml_reader(nvml: Any, handle: Any) -> Callable[[], dict[str, Any]]:
     """One GPU's clocks, power, temperature and clock event reasons, each read on its own."""
-    from rigcheck.facts.nvml import THROTTLE_REASONS, newest
+    from rigcheck.facts.nvml import newest, reason_names
     from rigcheck.measure.telemetry import REASONS
 
     def read() -> dict[str, Any]:
@@ -81,9 +81,7 @@ def nvml_reader(nvml: Any, handle: Any) -> Callable[[], dict[str, Any]]:
             "temperature_c": _try(
                 lambda: nvml.nvmlDeviceGetTemperature(handle, nvml.NVML_TEMPERATURE_GPU)
             ),
-            "reasons": None
-            if mask is None
-            else [name for bit, name in THROTTLE_REASONS.items() if mask & bit],
+            "reasons": None if mask is None else reason_names(mask),
         }
 
     return read

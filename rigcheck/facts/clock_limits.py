@@ -52,6 +52,11 @@ IDLE_REASON_ADVICE = {
     "(`nvidia-smi` sync boost settings) or ask the provider",
     "display_clock_setting": "held by the display clock setting: a display is attached to a "
     "compute GPU",
+    # NVML documents these two only as "Board limit." and "Reliability.": no cause, no remedy.
+    "board_limit": "NVML reports a board limit (NVIDIA documents no cause): see `nvidia-smi -q "
+    "-d PERFORMANCE`, reset the GPU (`nvidia-smi -r`) or ask the provider",
+    "reliability": "NVML reports a reliability limit (NVIDIA documents no cause): see "
+    "`nvidia-smi -q -d PERFORMANCE`, reset the GPU (`nvidia-smi -r`) or ask the provider",
 }
 
 

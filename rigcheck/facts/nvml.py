@@ -9,7 +9,12 @@ from typing import Any
 from rigcheck.facts.counters import probe_counters
 from rigcheck.facts.probe import error_record, guarded
 
-# NVML's clock event (throttle) reason bits, named as nvidia-smi names them.
+# NVML's clock event (throttle) reason bits, named as nvidia-smi names them. 0x200 and 0x400,
+# named after NVML's constants, are nvmlClocksEventReasonBoardLimit and
+# nvmlClocksEventReasonReliability: NVML API reference, group nvmlClocksEventReasons
+# (https://docs.nvidia.com/deploy/nvml-api/api/group__nvmlClocksEventReasons.html), and
+# cuda.bindings.nvml.ClocksEventReasons (EVENT_REASON_BOARD_LIMIT 512, _RELIABILITY 1024).
+# nvidia-ml-py 13.615 has them only under the deprecated nvmlClocksThrottleReason* names.
 THROTTLE_REASONS = {
     0x1: "gpu_idle",
     0x2: "applications_clocks_setting",
@@ -20,6 +25,8 @@ THROTTLE_REASONS = {
     0x40: "hw_thermal_slowdown",
     0x80: "hw_power_brake_slowdown",
     0x100: "display_clock_setting",
+    0x200: "board_limit",
+    0x400: "reliability",
 }
 
 
@@ -211,7 +218,13 @@ def missing_function_errors(nvml) -> tuple[type[Exception], ...]:
 def _throttle_reasons(nvml, h) -> list[str]:
     # Drivers before R535 have only the throttle name for what NVML now calls clock events.
     names = ["nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"]
-    mask = newest(nvml, names, h)
+    return reason_names(newest(nvml, names, h))
+
+
+def reason_names(mask: int) -> list[str]:
+    """The names of the reasons set in an NVML clock event mask. Bits a newer driver adds are
+    kept as one unknown_0x... name, never dropped: a GPU slowed for a reason this table lacks
+    must not read as a GPU slowed for no reason."""
     names = [name for bit, name in THROTTLE_REASONS.items() if mask & bit]
     unknown = mask & ~sum(THROTTLE_REASONS)
     return names + ([f"unknown_0x{unknown:x}"] if unknown else [])

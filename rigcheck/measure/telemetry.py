@@ -11,7 +11,7 @@ import statistics
 import threading
 from typing import Any
 
-from rigcheck.facts.nvml import THROTTLE_REASONS, _optional, newest
+from rigcheck.facts.nvml import _optional, newest, reason_names
 from rigcheck.measure.device import MeasuredDevice
 
 INTERVAL_S = 0.05
@@ -84,7 +84,7 @@ def read_sample(nvml, handle) -> dict[str, Any]:
         "power_w": None if draw is None else draw / 1000.0,
         "power_limit_w": nvml.nvmlDeviceGetEnforcedPowerLimit(handle) / 1000.0,
         "sm_max_mhz": nvml.nvmlDeviceGetMaxClockInfo(handle, nvml.NVML_CLOCK_SM),
-        "throttle_reasons": [name for bit, name in THROTTLE_REASONS.items() if mask & bit],
+        "throttle_reasons": reason_names(mask),
     }
 
 

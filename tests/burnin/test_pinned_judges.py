@@ -33,6 +33,11 @@ SLOWDOWN_BY_REASON = {
     "nvmlClocksEventReasonHwThermalSlowdown": True,
     "nvmlClocksEventReasonHwPowerBrakeSlowdown": True,
     "nvmlClocksEventReasonDisplayClockSetting": False,
+    # Documented only as "Board limit." and "Reliability.": no protective slowdown is stated, so
+    # not judged one; the clock floor still judges the speed they cost. nvidia-ml-py 13.615 has
+    # them only under the throttle names.
+    "nvmlClocksThrottleReasonBoardLimit": False,
+    "nvmlClocksThrottleReasonReliability": False,
 }
 
 

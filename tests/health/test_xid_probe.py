@@ -159,6 +159,8 @@ def test_every_code_of_nvidias_catalogue_is_held():
 @pytest.mark.parametrize(
     ("code", "cause", "bucket"),
     [
+        (8, "application", "RESTART_APP"),  # GPU stopped processing (FIFO idle timeout)
+        (11, "application", "RESTART_APP"),  # invalid or corrupted push buffer stream
         (13, "application", "RESTART_APP"),
         (31, "application", "RESTART_APP"),
         (32, "application", "RESTART_APP"),
