@@ -9,6 +9,7 @@ the other subcommands' arguments parsed by rigcheck's own parser.
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import shlex
 import shutil
@@ -49,8 +50,10 @@ def test_no_row_needs_the_systems_pytest_or_torchrun(command):
 @pytest.mark.parametrize("command", [c for c in COMMANDS if not c.startswith("rigcheck check")])
 def test_other_rows_parse(command):
     argv = shlex.split(command)
-    if argv[0] == "python":  # the venv's python: the module it runs must be rigcheck's
-        assert "rigcheck.distributed.pair_worker" in argv
+    if argv[0] == "python":  # the venv's python under torchrun: the module it runs is rigcheck's
+        module = argv[len(argv) - 1 - argv[::-1].index("-m") + 1]
+        assert module.startswith("rigcheck."), module
+        assert importlib.util.find_spec(module) is not None, f"{module} does not exist"
         return
     args = build_parser().parse_args(argv[1:])
     assert callable(args.func)
