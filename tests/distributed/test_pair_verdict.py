@@ -21,7 +21,7 @@ from rigcheck.fleet.judge import judge_fleet
 from rigcheck.fleet.nodes import load_nodes
 
 BAND = 0.10
-ONLY = ("-k", "node_pair or node_or_link")
+ONLY = ("-k", "(node_pair or node_or_link) and not rdma")  # the NCCL pair checks, not the RDMA ones
 CHECK = "test_no_slow_node_or_link"
 MEASURED = "test_every_node_pair_measured"
 # Recorded facts: no live probe of this machine, which the pair checks do not read.
