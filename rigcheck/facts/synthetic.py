@@ -27,6 +27,7 @@ from rigcheck.facts.nvml import NVLINK_VERSIONS, nvlink_version
 from rigcheck.facts.probe import error_record
 from rigcheck.facts.snapshot import SCHEMA_VERSION, Facts
 from rigcheck.facts.synthetic_amd import amd_health, rocm_host
+from rigcheck.facts.synthetic_boards import NEW_BOARDS
 from rigcheck.facts.synthetic_health import (
     acs_for,
     device_counters,
@@ -115,6 +116,7 @@ BOARDS = {
         "AMD Instinct MI300X", "0x74A1", 196592, "9.4", 304, 2100, 1300, "epyc", "rocm62",
         gcn_arch="gfx942:sramecc+:xnack-",
     ),
+    **{name: Board(*row[:9], **row[9]) for name, row in NEW_BOARDS.items()},
 }  # fmt: skip
 
 

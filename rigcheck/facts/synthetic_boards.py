@@ -1,0 +1,17 @@
+"""The boards issue 29 added (2026's rented GPUs), as rows of synthetic.py's Board table.
+
+Each row: NVML name, PCI device id, NVML memory total (MiB; ROCm torch's total on AMD), compute
+capability, SM count, max SM and memory clocks (MHz), host profile, software stack, and keyword
+overrides. Names and PCI ids are NVIDIA's own (open-gpu-kernel-modules README, Compatible GPUs)
+and the PCI ID repository's; memory totals are those the class's spec cites in healthy_totals.
+SM counts and clocks are written by hand from the vendors' product pages: no rigcheck run has
+read them from these boards.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+NEW_BOARDS: dict[str, tuple[Any, ...]] = {
+    "l4": ("NVIDIA L4", "0x27B8", 23034, "8.9", 58, 2040, 6251, "cloud_vm", "cu124", {}),
+}  # fmt: skip
