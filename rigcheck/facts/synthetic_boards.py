@@ -14,4 +14,5 @@ from typing import Any
 
 NEW_BOARDS: dict[str, tuple[Any, ...]] = {
     "l4": ("NVIDIA L4", "0x27B8", 23034, "8.9", 58, 2040, 6251, "cloud_vm", "cu124", {}),
+    "a10g": ("NVIDIA A10G", "0x2237", 23028, "8.6", 80, 1710, 6251, "cloud_vm", "cu124", {}),
 }  # fmt: skip
