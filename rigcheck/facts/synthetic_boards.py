@@ -15,4 +15,9 @@ from typing import Any
 NEW_BOARDS: dict[str, tuple[Any, ...]] = {
     "l4": ("NVIDIA L4", "0x27B8", 23034, "8.9", 58, 2040, 6251, "cloud_vm", "cu124", {}),
     "a10g": ("NVIDIA A10G", "0x2237", 23028, "8.6", 80, 1710, 6251, "cloud_vm", "cu124", {}),
+    "rtx5090": (
+        "NVIDIA GeForce RTX 5090", "0x2B85", 32607, "12.0", 170, 3090, 14001, "desktop", "cu128",
+        {"pcie_p2p": False},
+    ),
+    "l40": ("NVIDIA L40", "0x26B5", 46068, "8.9", 142, 2490, 9001, "epyc", "cu124", {}),
 }  # fmt: skip
