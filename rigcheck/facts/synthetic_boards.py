@@ -20,4 +20,5 @@ NEW_BOARDS: dict[str, tuple[Any, ...]] = {
         {"pcie_p2p": False},
     ),
     "l40": ("NVIDIA L40", "0x26B5", 46068, "8.9", 142, 2490, 9001, "epyc", "cu124", {}),
+    "h20": ("NVIDIA H20", "0x2329", 97871, "9.0", 78, 1980, 2619, "xeon", "cu124", {}),
 }  # fmt: skip
