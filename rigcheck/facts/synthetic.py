@@ -166,6 +166,14 @@ STACKS = {
         arch_list=("sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120", "compute_120"),
         flash_attn="2.7.4.post1",
     ),
+    # Blackwell Ultra (sm_103) needs CUDA 12.9 or later: torch's cu130 wheels and a 580 driver
+    # (written by hand from torch 2.9.1's release; no rigcheck run has recorded it).
+    "cu130": Stack(
+        "2.9.1+cu130", "cuda", cuda="13.0", cudnn=91300, nccl="2.27.7",
+        driver="580.95.05", driver_cuda="13.0",
+        arch_list=("sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_110", "sm_120", "compute_120"),
+        flash_attn="2.8.3",
+    ),
     "rocm62": Stack(
         "2.5.1+rocm6.2", "rocm", hip="6.2.41133-dd7f95766", cudnn=3002000, nccl="2.20.5",
         arch_list=("gfx900", "gfx906", "gfx908", "gfx90a", "gfx942", "gfx1030", "gfx1100"),
