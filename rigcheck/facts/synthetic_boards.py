@@ -24,4 +24,8 @@ NEW_BOARDS: dict[str, tuple[Any, ...]] = {
     "b300": (
         "NVIDIA B300 SXM6 AC", "0x3182", 275040, "10.3", 148, 2032, 3996, "xeon", "cu130", {},
     ),
+    "mi325x": (
+        "AMD Instinct MI325X", "0x74A5", 262128, "9.4", 304, 2100, 1300, "epyc", "rocm62",
+        {"gcn_arch": "gfx942:sramecc+:xnack-"},
+    ),
 }  # fmt: skip
