@@ -179,6 +179,12 @@ STACKS = {
         arch_list=("gfx900", "gfx906", "gfx908", "gfx90a", "gfx942", "gfx1030", "gfx1100"),
         flash_attn="2.6.3",
     ),
+    # gfx950 (MI355X) needs ROCm 7: written by hand from torch 2.8's ROCm 7.0 wheels.
+    "rocm70": Stack(
+        "2.8.0+rocm7.0", "rocm", hip="7.0.51831-a3e329ad8", cudnn=3005000, nccl="2.26.6",
+        arch_list=("gfx900", "gfx906", "gfx908", "gfx90a", "gfx942", "gfx950", "gfx1100"),
+        flash_attn="2.8.3",
+    ),
     "macos": Stack("2.5.1", "cpu"),  # macOS arm64 wheels carry no local version suffix
     "cpu": Stack("2.5.1+cpu", "cpu"),
 }  # fmt: skip
@@ -630,7 +636,7 @@ def _gpu_software(spec: Spec, board: Board, stack: Stack, count: int) -> dict[st
         "flash_attn": _flash_attn(spec, stack),
         "nvidia_driver": _driver(stack) if nvidia else {"present": False, "reason": NO_NVML},
         "nvcc": {"path": "/usr/local/cuda/bin/nvcc", "version": stack.cuda} if nvidia else None,
-        "rocm": rocm_host() if stack.build == "rocm" else None,
+        "rocm": rocm_host(stack.hip) if stack.build == "rocm" else None,
     }
 
 

@@ -28,4 +28,8 @@ NEW_BOARDS: dict[str, tuple[Any, ...]] = {
         "AMD Instinct MI325X", "0x74A5", 262128, "9.4", 304, 2100, 1300, "epyc", "rocm62",
         {"gcn_arch": "gfx942:sramecc+:xnack-"},
     ),
+    "mi355x": (
+        "AMD Instinct MI355X", "0x75A3", 294892, "9.5", 256, 2400, 1900, "epyc", "rocm70",
+        {"gcn_arch": "gfx950:sramecc+:xnack-"},
+    ),
 }  # fmt: skip
