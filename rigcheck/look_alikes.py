@@ -29,6 +29,12 @@ NOT_A_CLASS = (
               "AWS's 300 W A10G"),
     LookAlike("NVIDIA GeForce RTX 5080", "0x2C02", "rtx5090",
               "PCI id 0x2C02 and 16 GB GDDR7, not the RTX 5090's 0x2B85 and 32 GB"),
+    LookAlike("NVIDIA RTX PRO 6000 Blackwell Workstation Edition", "0x2BB1", "rtx_pro_6000",
+              "PCI id 0x2BB1, not the Server Edition's 0x2BB5: the same GB202 chip on a desktop "
+              "card"),
+    LookAlike("NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition", "0x2BB4",
+              "rtx_pro_6000",
+              "PCI id 0x2BB4 and a 300 W limit, not the Server Edition's 0x2BB5 and 600 W"),
     LookAlike("NVIDIA H20-3e", "0x232C", "h20",
               "PCI id 0x232C and 141 GB HBM3e, not the H20's 0x2329 and 96 GB HBM3"),
 )  # fmt: skip

@@ -32,4 +32,8 @@ NEW_BOARDS: dict[str, tuple[Any, ...]] = {
         "AMD Instinct MI355X", "0x75A3", 294892, "9.5", 256, 2400, 1900, "epyc", "rocm70",
         {"gcn_arch": "gfx950:sramecc+:xnack-"},
     ),
+    "rtx_pro_6000": (
+        "NVIDIA RTX PRO 6000 Blackwell Server Edition", "0x2BB5", 97887, "12.0", 188, 2430, 14001,
+        "epyc", "cu128", {},
+    ),
 }  # fmt: skip
