@@ -202,6 +202,7 @@ class Host:
     ram_gib: int
     sockets: int = 1  # one NUMA node per socket
     virtualization: str = "none"
+    machine: str = "x86_64"  # platform.machine(); py-cpuinfo's arch is its upper-case kin
 
 
 X86 = ("avx", "avx2", "fma", "sse4_2")
@@ -216,6 +217,12 @@ HOSTS = {
     ),
     "desktop": Host(
         "AMD Ryzen 9 7950X 16-Core Processor", (16, 32), 4.5, 5881, (*X86, *AVX512), 125
+    ),
+    # A Grace-Blackwell compute tray: two Grace CPUs (72 Arm Neoverse V2 cores each, LPDDR5X),
+    # each joined to two GPUs by NVLink-C2C. Hand-written from NVIDIA's GB200 NVL72 description.
+    "grace": Host(
+        "Neoverse-V2", (144, 144), 3.4, 3447, ("asimd", "bf16", "i8mm", "sve", "sve2"), 884,
+        sockets=2, machine="aarch64",
     ),
     "cloud_vm": Host(
         "Intel(R) Xeon(R) CPU @ 2.20GHz", (4, 8), 2.2, None, (*X86, "avx512_vnni", "avx512f"), 29,
@@ -308,13 +315,13 @@ def _linux_host(profile: str) -> dict[str, Any]:
         "os": "Linux",
         "os_release": "Ubuntu 22.04.5 LTS",
         "kernel": "5.15.0-126-generic",
-        "machine": "x86_64",
+        "machine": h.machine,
         "hostname": f"synthetic-{profile}",
         "python": "3.10.12",
         "python_executable": "/usr/bin/python3",
         "cpu": {
             "model": h.cpu,
-            "arch": "X86_64",
+            "arch": "X86_64" if h.machine == "x86_64" else "ARM_8",
             "cores_physical": h.cores[0],
             "cores_logical": h.cores[1],
             "max_mhz": h.max_mhz,

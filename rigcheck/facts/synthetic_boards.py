@@ -36,4 +36,7 @@ NEW_BOARDS: dict[str, tuple[Any, ...]] = {
         "NVIDIA RTX PRO 6000 Blackwell Server Edition", "0x2BB5", 97887, "12.0", 188, 2430, 14001,
         "epyc", "cu128", {},
     ),
+    # Grace-Blackwell compute trays: the GPUs sit on Grace hosts (aarch64), 4 per tray.
+    "gb200": ("NVIDIA GB200", "0x2941", 189471, "10.0", 148, 1965, 3996, "grace", "cu128", {}),
+    "gb300": ("NVIDIA GB300", "0x31C2", 284208, "10.3", 148, 2032, 3996, "grace", "cu130", {}),
 }  # fmt: skip
