@@ -15,7 +15,19 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
-ROTATED = ("l4", "a10g", "rtx5090", "l40", "h20", "b300", "mi325x", "mi355x", "rtx_pro_6000", "gb200", "gb300")
+ROTATED = (
+    "l4",
+    "a10g",
+    "rtx5090",
+    "l40",
+    "h20",
+    "b300",
+    "mi325x",
+    "mi355x",
+    "rtx_pro_6000",
+    "gb200",
+    "gb300",
+)
 
 
 def rotated_cases(cases: Iterable[tuple[str, Any]]) -> list[tuple[str, Any]]:

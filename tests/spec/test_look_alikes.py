@@ -20,7 +20,19 @@ from rigcheck.spec import load_all
 
 SNAPSHOTS = Path(__file__).resolve().parents[2] / "fixtures" / "snapshots"
 SPECS = load_all()
-NEW_CLASSES = ["l4", "a10g", "rtx5090", "l40", "h20", "b300", "mi325x", "mi355x", "rtx_pro_6000", "gb200", "gb300"]
+NEW_CLASSES = [
+    "l4",
+    "a10g",
+    "rtx5090",
+    "l40",
+    "h20",
+    "b300",
+    "mi325x",
+    "mi355x",
+    "rtx_pro_6000",
+    "gb200",
+    "gb300",
+]
 
 
 def snapshot(name: str) -> dict:
