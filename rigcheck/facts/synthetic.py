@@ -269,8 +269,17 @@ def synthetic_snapshot(spec: Spec, gpus: int | None = None) -> dict[str, Any]:
             **host_limits_for(host),
             "iommu_devices": iommu_devices_for(host["os"], devices),
             "acs": acs_for(host, devices),
+            **_imex(spec),
         },
     }
+
+
+def _imex(spec: Spec) -> dict[str, Any]:
+    """imex.probe_imex's record where the class expects an IMEX channel: channel0, as the driver
+    creates it with NVreg_CreateImexChannel0=1; nothing for other classes."""
+    if spec.expect("imex_channel") and spec.expected_value("imex_channel"):
+        return {"imex": {"channel_dir": True, "channels": [0]}}
+    return {}
 
 
 def _table_key(spec: Spec, table: dict[str, Any]) -> str:
