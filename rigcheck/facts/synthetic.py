@@ -277,7 +277,8 @@ def synthetic_snapshot(spec: Spec, gpus: int | None = None) -> dict[str, Any]:
 def _imex(spec: Spec) -> dict[str, Any]:
     """imex.probe_imex's record where the class expects an IMEX channel: channel0, as the driver
     creates it with NVreg_CreateImexChannel0=1; nothing for other classes."""
-    if spec.expect("imex_channel") and spec.expected_value("imex_channel"):
+    imex = spec.data["expect"].get("imex_channel")  # optional in the schema
+    if imex and imex["value"]:
         return {"imex": {"channel_dir": True, "channels": [0]}}
     return {}
 
