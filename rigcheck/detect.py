@@ -8,7 +8,8 @@ from typing import Any
 
 from rigcheck.facts import Facts
 from rigcheck.facts.probe import ERROR_KEY, is_error
-from rigcheck.spec import Spec
+from rigcheck.look_alikes import classless_note, mistaken_for
+from rigcheck.spec import Spec, load_all
 
 
 def describe_device(device: dict[str, Any]) -> str:
@@ -56,8 +57,11 @@ def matches_spec(device: dict[str, Any], spec: Spec) -> bool:
     return bool(pattern) and isinstance(name, str) and re.search(pattern, name) is not None
 
 
-def identity_problems(facts: Facts, spec: Spec) -> list[str]:
-    """Why this machine is not of the class at all; empty when its devices are the right product."""
+def identity_problems(facts: Facts, spec: Spec, specs: dict[str, Spec] | None = None) -> list[str]:
+    """Why this machine is not of the class at all; empty when its devices are the right product.
+
+    A wrong device is named with the class it is of, or the look-alike product it is (specs:
+    the classes to look in; default every spec file)."""
     if spec.backend == "cpu":
         if facts.devices:
             found = describe_devices(facts)
@@ -67,7 +71,21 @@ def identity_problems(facts: Facts, spec: Spec) -> list[str]:
     if not facts.devices:
         return [f"expected {expected}, found {describe_devices(facts)}"]
     wrong = [d for d in facts.devices if not matches_spec(d, spec)]
-    return [f"GPU {d.get('index')}: expected {expected}, found {describe_device(d)}" for d in wrong]
+    if not wrong:
+        return []
+    specs = load_all() if specs is None else specs
+    return [
+        f"GPU {d.get('index')}: expected {expected}, found {describe_device(d)}"
+        + mistaken_for(d, spec.name, class_of(d, specs))
+        for d in wrong
+    ]
+
+
+def class_of(device: dict[str, Any], specs: dict[str, Spec]) -> str | None:
+    """The GPU class this device is of, by its PCI id (or name, for Apple); None when none."""
+    return next(
+        (n for n, s in specs.items() if s.backend != "cpu" and matches_spec(device, s)), None
+    )
 
 
 def _expected_product(spec: Spec) -> str:
@@ -82,9 +100,11 @@ def detect_class(facts: Facts, specs: dict[str, Spec]) -> tuple[str | None, str]
     for name, spec in specs.items():
         if spec.backend != "cpu" and all(matches_spec(d, spec) for d in facts.devices):
             return name, f"{describe_devices(facts)} matches expected/{name}.json"
+    notes = dict.fromkeys(filter(None, (classless_note(d) for d in facts.devices)))
     return None, (
         f"{describe_devices(facts)} matches no class in expected/: "
-        "name one with -m CLASS, or add a spec file for it"
+        + "".join(f"{note}. " for note in notes)
+        + "name one with -m CLASS, or add a spec file for it"
     )
 
 

@@ -15,6 +15,7 @@ from rigcheck.facts.apple import is_apple_silicon, probe_apple_device
 from rigcheck.facts.fabric import probe_fabric
 from rigcheck.facts.host import probe_host
 from rigcheck.facts.host_limits import probe_host_limits
+from rigcheck.facts.imex import probe_imex
 from rigcheck.facts.iommu_devices import probe_iommu_devices
 from rigcheck.facts.kernel_log import probe_kernel_log, window_from_env
 from rigcheck.facts.nvml import probe_nvidia
@@ -65,6 +66,7 @@ def collect_facts(
     data["fabric"] = probe_fabric(data["devices"])
     data["host_limits"]["iommu_devices"] = probe_iommu_devices(data["devices"])
     data["host_limits"]["acs"] = probe_acs(data["devices"])
+    data["host_limits"]["imex"] = probe_imex()  # Grace-Blackwell trays' IMEX channels
     data["origin"]["collect_seconds"] = round(time.monotonic() - started, 2)
     return Facts(data)
 

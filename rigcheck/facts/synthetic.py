@@ -28,6 +28,7 @@ from rigcheck.facts.nvml import NVLINK_VERSIONS, nvlink_version
 from rigcheck.facts.probe import error_record
 from rigcheck.facts.snapshot import SCHEMA_VERSION, Facts
 from rigcheck.facts.synthetic_amd import amd_health, rocm_host
+from rigcheck.facts.synthetic_boards import NEW_BOARDS
 from rigcheck.facts.synthetic_health import (
     acs_for,
     device_counters,
@@ -116,6 +117,7 @@ BOARDS = {
         "AMD Instinct MI300X", "0x74A1", 196592, "9.4", 304, 2100, 1300, "epyc", "rocm62",
         gcn_arch="gfx942:sramecc+:xnack-",
     ),
+    **{name: Board(*row[:9], **row[9]) for name, row in NEW_BOARDS.items()},
 }  # fmt: skip
 
 
@@ -165,10 +167,24 @@ STACKS = {
         arch_list=("sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120", "compute_120"),
         flash_attn="2.7.4.post1",
     ),
+    # Blackwell Ultra (sm_103) needs CUDA 12.9 or later: torch's cu130 wheels and a 580 driver
+    # (written by hand from torch 2.9.1's release; no rigcheck run has recorded it).
+    "cu130": Stack(
+        "2.9.1+cu130", "cuda", cuda="13.0", cudnn=91300, nccl="2.27.7",
+        driver="580.95.05", driver_cuda="13.0",
+        arch_list=("sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_110", "sm_120", "compute_120"),
+        flash_attn="2.8.3",
+    ),
     "rocm62": Stack(
         "2.5.1+rocm6.2", "rocm", hip="6.2.41133-dd7f95766", cudnn=3002000, nccl="2.20.5",
         arch_list=("gfx900", "gfx906", "gfx908", "gfx90a", "gfx942", "gfx1030", "gfx1100"),
         flash_attn="2.6.3",
+    ),
+    # gfx950 (MI355X) needs ROCm 7: written by hand from torch 2.8's ROCm 7.0 wheels.
+    "rocm70": Stack(
+        "2.8.0+rocm7.0", "rocm", hip="7.0.51831-a3e329ad8", cudnn=3005000, nccl="2.26.6",
+        arch_list=("gfx900", "gfx906", "gfx908", "gfx90a", "gfx942", "gfx950", "gfx1100"),
+        flash_attn="2.8.3",
     ),
     "macos": Stack("2.5.1", "cpu"),  # macOS arm64 wheels carry no local version suffix
     "cpu": Stack("2.5.1+cpu", "cpu"),
@@ -187,6 +203,7 @@ class Host:
     ram_gib: int
     sockets: int = 1  # one NUMA node per socket
     virtualization: str = "none"
+    machine: str = "x86_64"  # platform.machine(); py-cpuinfo's arch is its upper-case kin
 
 
 X86 = ("avx", "avx2", "fma", "sse4_2")
@@ -201,6 +218,12 @@ HOSTS = {
     ),
     "desktop": Host(
         "AMD Ryzen 9 7950X 16-Core Processor", (16, 32), 4.5, 5881, (*X86, *AVX512), 125
+    ),
+    # A Grace-Blackwell compute tray: two Grace CPUs (72 Arm Neoverse V2 cores each, LPDDR5X),
+    # each joined to two GPUs by NVLink-C2C. Hand-written from NVIDIA's GB200 NVL72 description.
+    "grace": Host(
+        "Neoverse-V2", (144, 144), 3.4, 3447, ("asimd", "bf16", "i8mm", "sve", "sve2"), 884,
+        sockets=2, machine="aarch64",
     ),
     "cloud_vm": Host(
         "Intel(R) Xeon(R) CPU @ 2.20GHz", (4, 8), 2.2, None, (*X86, "avx512_vnni", "avx512f"), 29,
@@ -247,8 +270,18 @@ def synthetic_snapshot(spec: Spec, gpus: int | None = None) -> dict[str, Any]:
             **host_limits_for(host),
             "iommu_devices": iommu_devices_for(host["os"], devices),
             "acs": acs_for(host, devices),
+            **_imex(spec),
         },
     }
+
+
+def _imex(spec: Spec) -> dict[str, Any]:
+    """imex.probe_imex's record where the class expects an IMEX channel: channel0, as the driver
+    creates it with NVreg_CreateImexChannel0=1; nothing for other classes."""
+    imex = spec.data["expect"].get("imex_channel")  # optional in the schema
+    if imex and imex["value"]:
+        return {"imex": {"channel_dir": True, "channels": [0]}}
+    return {}
 
 
 def _table_key(spec: Spec, table: dict[str, Any]) -> str:
@@ -293,13 +326,13 @@ def _linux_host(profile: str) -> dict[str, Any]:
         "os": "Linux",
         "os_release": "Ubuntu 22.04.5 LTS",
         "kernel": "5.15.0-126-generic",
-        "machine": "x86_64",
+        "machine": h.machine,
         "hostname": f"synthetic-{profile}",
         "python": "3.10.12",
         "python_executable": "/usr/bin/python3",
         "cpu": {
             "model": h.cpu,
-            "arch": "X86_64",
+            "arch": "X86_64" if h.machine == "x86_64" else "ARM_8",
             "cores_physical": h.cores[0],
             "cores_logical": h.cores[1],
             "max_mhz": h.max_mhz,
@@ -621,7 +654,7 @@ def _gpu_software(spec: Spec, board: Board, stack: Stack, count: int) -> dict[st
         "flash_attn": _flash_attn(spec, stack),
         "nvidia_driver": _driver(stack) if nvidia else {"present": False, "reason": NO_NVML},
         "nvcc": {"path": "/usr/local/cuda/bin/nvcc", "version": stack.cuda} if nvidia else None,
-        "rocm": rocm_host() if stack.build == "rocm" else None,
+        "rocm": rocm_host(stack.hip) if stack.build == "rocm" else None,
     }
 
 

@@ -77,6 +77,16 @@ def _xgmi(links: int) -> dict[str, Any]:
             "error_status": "no_errors"}  # fmt: skip
 
 
-def rocm_host() -> dict[str, Any]:
-    """rocm.probe_rocm's record of a ROCm 6.2 host."""
-    return dict(ROCM_HOST)
+# A ROCm 7.0 host, for gfx950 (MI355X), which ROCm 6.x does not support: the same kind of
+# representative figures, written by hand, not read from a machine.
+ROCM7_HOST = {
+    "kernel_driver": "6.14.14",
+    "installed": "7.0.0-38",
+    "hsa_runtime": "1.18.70000",
+    "amdsmi_lib": "26.0.0",
+}
+
+
+def rocm_host(hip: str | None = None) -> dict[str, Any]:
+    """rocm.probe_rocm's record of the host a torch built for ROCm `hip` runs on (6.2 unless 7)."""
+    return dict(ROCM7_HOST if (hip or "").startswith("7.") else ROCM_HOST)

@@ -63,6 +63,10 @@ class Variant:
     fabric: dict[str, str] | None = None  # {"facts": fabric section file, "spec": --fabric file}
 
     def applies(self, spec: Spec) -> bool:
+        # A fault of an N-GPU node applies only to a class sold in N-GPU nodes (a 4-GPU
+        # Grace-Blackwell tray is never an 8-GPU node).
+        if self.gpus is not None and self.gpus not in spec.allowed_gpu_counts:
+            return False
         return matches(self.applies_to, spec)
 
     def failures(self, spec: Spec) -> list[Failure]:

@@ -36,7 +36,7 @@ def test_the_name_alone_does_not_make_an_h100():
     problems = identity_problems(machine("0x20B2"), load_spec("h100"))
     assert problems == [
         "GPU 0: expected NVIDIA H100 SXM5 80GB (HBM3) (PCI 0x2330), "
-        "found NVIDIA H100 80GB HBM3 (PCI 0x20B2)"
+        "found NVIDIA H100 80GB HBM3 (PCI 0x20B2): that is class a100; check it as a100"
     ]
 
 

@@ -4,6 +4,7 @@ import json
 from pathlib import Path
 
 import pytest
+from class_rotation import rotated_cases
 
 from rigcheck.facts.synthetic import synthetic_snapshot
 from rigcheck.facts.variants import load_variants
@@ -11,7 +12,9 @@ from rigcheck.spec import load_all
 
 SNAPSHOTS = Path(__file__).resolve().parents[2] / "fixtures" / "snapshots"
 SPECS = load_all()
-CASES = [(name, v) for v in load_variants() for name, spec in SPECS.items() if v.applies(spec)]
+CASES = rotated_cases(
+    (name, v) for v in load_variants() for name, spec in SPECS.items() if v.applies(spec)
+)
 
 
 def good_snapshot(variant, name):

@@ -9,7 +9,12 @@ from rigcheck.spec import load_all
 
 SNAPSHOTS = Path(__file__).resolve().parents[2] / "fixtures" / "snapshots"
 SPECS = load_all()
-MULTI_GPU = [name for name, spec in SPECS.items() if spec.backend in ("cuda", "rocm")]
+# Classes sold as 8-GPU nodes; a Grace-Blackwell tray has 4, and its good snapshot has them all.
+MULTI_GPU = [
+    name
+    for name, spec in SPECS.items()
+    if spec.backend in ("cuda", "rocm") and 8 in spec.allowed_gpu_counts
+]
 
 
 @pytest.fixture
