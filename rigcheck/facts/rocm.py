@@ -49,6 +49,11 @@ SUPPORT_MATRIX = {
 }
 # The amdgpu driver distributed apart from ROCm (30.10 the first) reports its own version.
 OWN_DRIVER_VERSION = re.compile(r"^(3\d)\.(\d+)")
+# From ROCm 7.0, amdgpu-install installs the separately versioned driver, whose module may still
+# report its DKMS version (6.14.x): the ROCm release names the driver's row. ROCm/amdgpu-docs
+# docs/compatibility/compatibility-matrix.rst: "The AMD GPU Driver (amdgpu) 30.10 is compatible
+# with ROCm 7.0.x, 6.4.x, ..."; 30.10 is the driver released with ROCm 7.0.
+DRIVER_INSTALLED_WITH = {"7.0": "30.10"}
 ROCM = Path("/opt/rocm")
 AMDGPU_MODULE = Path("/sys/module/amdgpu/version")
 
@@ -65,7 +70,8 @@ def driver_release(kernel_driver: Any, installed: Any) -> str | None:
     own = OWN_DRIVER_VERSION.match(kernel_driver) if isinstance(kernel_driver, str) else None
     if own:
         return f"{int(own[1])}.{int(own[2])}"
-    return release_of(installed) if isinstance(installed, str) else None
+    release = release_of(installed) if isinstance(installed, str) else None
+    return DRIVER_INSTALLED_WITH.get(release, release)
 
 
 def supported_user_space(driver: str) -> tuple[str, ...] | None:
