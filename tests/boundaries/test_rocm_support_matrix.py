@@ -66,6 +66,9 @@ def test_a_driver_missing_from_the_matrix_says_where_to_look_it_up():
         ("6.7.0", "6.1.3-122", "6.1"),  # an older dkms driver: the ROCm installed with it
         ({"error": "no driver"}, "6.3.1", "6.3"),
         ("6.7.0", None, None),
+        # ROCm 7.0's driver is 30.10 even where its module reports the DKMS version
+        ("6.14.14", "7.0.0-38", "30.10"),
+        ("6.14.14", "7.1.0-12", "7.1"),  # a release the table does not map: itself
     ],
 )
 def test_driver_release(kernel_driver, installed, row):
