@@ -7,6 +7,8 @@ import pytest
 
 from rigcheck.require import expected, require
 
+pytestmark = pytest.mark.facts
+
 IMEX_GUIDE = "https://docs.nvidia.com/multi-node-nvlink-systems/imex-guide/imexchannels.html"
 
 
