@@ -15,7 +15,7 @@ from rigcheck.memory.errors import ConfigError
 from rigcheck.memory.estimate import Job, estimate, kv_bytes_per_request
 
 SEARCH_LIMIT = 1 << 20  # batch, sequence, data-parallel degree: far beyond any real job
-TP_SIZES = (1, 2, 4, 8, 16, 32, 64)  # tensor parallelism stays inside a node's NVLink domain
+TP_SIZES = (1, 2, 4, 8, 16, 32, 64)  # beyond 8, TP spans nodes: the advice names the GPUs it needs
 
 
 @dataclass(frozen=True)

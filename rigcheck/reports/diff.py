@@ -2,7 +2,7 @@
 
 Noise: a figure moved when it changed by more than its noise, relative to A. The noise is the
 figure's own `noise` when the certificate records one (the measurement's spread), else 5%:
-the spread between healthy GPUs of one node and between runs (see reference/anchors.md #5).
+the spread between healthy GPUs of one node and between runs (Azure/azurehpc PRs #628, #690).
 
 A figure that fell but is still judged a pass in B (inside the spec's warning band of the
 achievable figure, or above it) is listed, not counted: two healthy runs of one machine differ

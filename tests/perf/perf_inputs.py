@@ -8,7 +8,7 @@ from typing import Any
 
 H100_BUS_IDS = ["0000:18:00.0", "0000:2a:00.0", "0000:3a:00.0", "0000:5d:00.0"]
 
-# Synthetic h100 figures (numbers from shared/reference/hardware.md): what the tests judge by.
+# Synthetic h100 figures (from expected/h100.json's tiers): what the tests judge by.
 BF16 = {
     "unit": "TFLOP/s",
     "definition": "2*m*n*k / median time, bf16 (synthetic test figure)",
