@@ -11,7 +11,7 @@ from rigcheck import __version__
 from rigcheck.detect import describe_devices, detect_class
 from rigcheck.errors import RigcheckError
 from rigcheck.facts import collect_facts, load_facts
-from rigcheck.facts.kernel_log import WINDOW_ENV, xid_window_arg
+from rigcheck.facts.kernel_log.reader import WINDOW_ENV, xid_window_arg
 from rigcheck.paths import output_problem
 from rigcheck.spec import load_all
 

@@ -130,7 +130,7 @@ def newer_fact(facts: Facts, path: str) -> Any:
 def replay_interval_s(facts: Facts) -> float:
     """The longest the PCIe replay counters can have counted: the host's uptime.
 
-    From rigcheck/facts/uptime.py; a snapshot recorded before that probe (and the synthetic
+    From rigcheck/facts/host/uptime.py; a snapshot recorded before that probe (and the synthetic
     ones) has it in the kernel-log record. Unknown fails the check: no rate, no verdict.
     """
     log = facts.data.get("kernel_log")

@@ -1,4 +1,4 @@
-"""The real amdsmi package over a simulated libamd_smi (rigcheck/amdsmi_sim), built from a
+"""The real amdsmi package over a simulated libamd_smi (rigcheck/testing/amdsmi_sim), built from a
 snapshot's AMD device records: what the AMD probe tests run against, in place of the
 hand-written stand-in module this replaced. `module.failures[(C symbol, bus id or None)]` makes
 that call answer an amdsmi_status_t code (2 NOT_SUPPORTED, 10 NO_PERM, 34 DRIVER_NOT_LOADED...)."""
@@ -13,15 +13,16 @@ from typing import Any
 import pytest
 from counter_fakes import write_aer
 
-from rigcheck.amdsmi_sim import import_amdsmi
-from rigcheck.amdsmi_sim.from_facts import device_profile, pairs_from_topology
-from rigcheck.amdsmi_sim.node import Node
-from rigcheck.facts import amd, counters
-from rigcheck.facts.synthetic import synthetic_snapshot
+from rigcheck.facts.amd import devices as amd
+from rigcheck.facts.nvidia import counters
 from rigcheck.spec import load_spec
+from rigcheck.testing.amdsmi_sim import import_amdsmi
+from rigcheck.testing.amdsmi_sim.from_facts import device_profile, pairs_from_topology
+from rigcheck.testing.amdsmi_sim.node import Node
+from rigcheck.testing.synthetic import synthetic_snapshot
 
 INVAL, NOT_SUPPORTED, NO_PERM, DRIVER_NOT_LOADED = 1, 2, 10, 34
-# The library version the synthetic ROCm 6.2 host records (rigcheck/facts/synthetic_amd.py).
+# The library version the synthetic ROCm 6.2 host records (rigcheck/testing/synthetic_amd.py).
 LIB_VERSION = {"major": 24, "minor": 6, "release": 2, "build": "0"}
 
 

@@ -1,12 +1,13 @@
 """sysfs AER files written from a snapshot's own device record, so the counter probe fed them
-must write that record back. (NVML's counters come from tests/nvml_sim, below the real pynvml.)"""
+must write that record back. (NVML's counters come from rigcheck/testing/nvml_sim, below the real
+pynvml.)"""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from rigcheck.facts import counters
+from rigcheck.facts.nvidia import counters
 
 AER_LINES = {  # the per-type lines the kernel writes before the total (drivers/pci/pcie/aer.c)
     "correctable": ["RxErr", "BadTLP", "BadDLLP", "Rollover", "Timeout", "TOTAL_ERR_COR"],

@@ -87,7 +87,7 @@ def specs_read_once() -> Iterator[None]:
 
     Reading and validating the spec files is about a third of a short replay. Each run gets its
     own deep copy, so a run that changes a Spec cannot leak into the next one."""
-    import rigcheck.plugin as plugin
+    import rigcheck.plugin.core as plugin
     from rigcheck import spec
 
     original = plugin.load_all

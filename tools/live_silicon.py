@@ -18,7 +18,8 @@ changes no GPU setting (every nvidia-smi call is a query). It writes into OUT:
     jobs.json                 torch.cuda.max_memory_allocated of three small real jobs beside
                               what `rigcheck fit` says for each (tools/live_silicon_jobs.py)
 
-Whoever has the GPU sends the folder back; the XML goes through tests/nvml_sim/make_profiles.py
+Whoever has the GPU sends the folder back; the XML goes through
+rigcheck/testing/nvml_sim/make_profiles.py
 into a profile, the facts and measurements into fixtures. A step that fails is recorded and the
 next one runs; steps left when the time budget runs out are recorded as skipped.
 """
@@ -80,7 +81,8 @@ def steps(out: Path, gpus: int, marker: str) -> list[Step]:
         Step("collect_env", [py, "-m", "torch.utils.collect_env"], 120, "env/collect_env.txt"),
         Step("pip list", [py, "-m", "pip", "list"], 60, "env/pip_list.txt"),
         Step("uname", ["uname", "-a"], 10, "env/uname.txt", ["uname"]),
-        # Which NVML symbols this driver exports: what tests/nvml_sim/profiles/drivers.json
+        # Which NVML symbols this driver exports: what
+        # rigcheck/testing/nvml_sim/profiles/drivers.json
         # says per generation, checked (a dlsym per name, nothing called).
         Step("nvml symbols", [py, "-c", NVML_SYMBOLS], 30, "env/nvml_symbols.json"),
         Step("detect", [py, "-m", "rigcheck.cli", "detect"], 120, "detect.txt"),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rigcheck.facts.nvml import _short_bus_id, read
+from rigcheck.facts.nvidia.nvml import _short_bus_id, read
 
 
 def identity(nvml: Any, handle: Any) -> dict[str, Any]:

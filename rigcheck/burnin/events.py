@@ -1,11 +1,13 @@
-"""Xid events during the burn-in, read through the kernel-log probe (rigcheck/facts/xid.py).
+"""Xid events during the burn-in, read through the kernel-log probe
+(rigcheck/facts/kernel_log/xid_events.py).
 
 `read_xid_events(start, end)` returns the Xid events logged between two wall-clock times as
 [{"t_s": seconds after start, "code": 79, "device": "0000:5d:00.0", "text": ...}], or an error
 record {"error": why} when the log cannot be read (no root, no journal access), so
 test_no_xid_events fails closed on GPU classes rather than passing unread.
 
-The reader is `rigcheck.facts.xid.xid_events(since) -> list[dict]` (wall-clock `time.time()`
+The reader is `rigcheck.facts.kernel_log.xid_events.xid_events(since) -> list[dict]` (wall-clock
+`time.time()`
 seconds in "time"; "code", "bus_id", "text"); tests replace READER.
 """
 
@@ -15,14 +17,15 @@ from collections.abc import Callable
 from typing import Any
 
 NOT_WIRED = (
-    "no kernel-log reader for Xid events in this rigcheck (rigcheck.facts.xid, issue 12); "
+    "no kernel-log reader for Xid events in this rigcheck (rigcheck.facts.kernel_log.xid_events, "
+    "issue 12); "
     "read them by hand: `sudo dmesg -T | grep -i xid`"
 )
 
 
 def _facts_reader() -> Callable[[float], list[dict[str, Any]]] | None:
     try:
-        from rigcheck.facts import xid  # issue 12's probe, when present
+        from rigcheck.facts.kernel_log import xid_events as xid  # issue 12's probe, when present
     except ImportError:
         return None
     return getattr(xid, "xid_events", None)

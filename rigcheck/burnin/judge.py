@@ -16,7 +16,7 @@ from typing import Any
 
 from rigcheck.burnin.limits import Limits
 from rigcheck.burnin.trace import phase
-from rigcheck.facts.xid_catalog import judge as xid_catalogue
+from rigcheck.facts.kernel_log.xid_catalog import judge as xid_catalogue
 
 # Clock event reasons that mean the GPU slowed itself down to protect itself; sw_power_cap
 # (holding at the power limit) is how a GPU under full load is meant to run.

@@ -23,7 +23,7 @@ import time
 from typing import Any
 
 from rigcheck.burnin.trace import KIND, SCHEMA_VERSION, save_trace
-from rigcheck.facts.rdma_counters import sample_ports
+from rigcheck.facts.fabric.rdma_counters import sample_ports
 
 GEMM_SHARE = 0.8  # of the duration; the rest is the memory phase
 JOIN_GRACE_S = 30.0  # a device still busy this long after the end has hung

@@ -67,7 +67,7 @@ def _append(columns: dict[str, list], t: float, row: dict[str, Any]) -> None:
 
 def nvml_reader(nvml: Any, handle: Any) -> Callable[[], dict[str, Any]]:
     """One GPU's clocks, power, temperature and clock event reasons, each read on its own."""
-    from rigcheck.facts.nvml import newest, reason_names
+    from rigcheck.facts.nvidia.nvml import newest, reason_names
     from rigcheck.measure.telemetry import REASONS
 
     def read() -> dict[str, Any]:

@@ -40,7 +40,8 @@ def load_trace(path: str | os.PathLike[str]) -> dict[str, Any]:
     if problem:
         raise BurnInError(
             f"{path}: not a rigcheck burn-in trace ({problem}). Record one with "
-            "`pytest -m CLASS --burn-in=60s`, or write one: `python -m rigcheck.burnin.synthetic`"
+            "`pytest -m CLASS --burn-in=60s`, or write one: `python -m "
+            "rigcheck.testing.synthetic_trace`"
         )
     return data
 

@@ -20,9 +20,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rigcheck.distributed.nccl_env import nccl_environment, nvls_state, parse_nccl_log
 from rigcheck.distributed.progress import STAGES, Progress, rank_file_name, write_json_atomically
-from rigcheck.facts.rdma_counters import sample_ports
+from rigcheck.facts.fabric.nccl_env import nccl_environment, nvls_state, parse_nccl_log
+from rigcheck.facts.fabric.rdma_counters import sample_ports
 from rigcheck.memory.units import parse_size
 
 SCHEMA = "rigcheck.collectives/1"

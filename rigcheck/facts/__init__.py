@@ -1,7 +1,7 @@
 """Facts: what the machine is, read once per session by probes that cannot crash it.
 
 The names below load on first use (PEP 562): the torch probe's child process is started as
-`python -m rigcheck.facts.torch_probe`, which imports this package first, and must not pay
+`python -m rigcheck.facts.host.torch_probe`, which imports this package first, and must not pay
 for the collector, the snapshot schema and jsonschema that it never uses.
 """
 

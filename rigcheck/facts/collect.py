@@ -9,22 +9,22 @@ import time
 from typing import Any
 
 import rigcheck
-from rigcheck.facts.acs import probe_acs
-from rigcheck.facts.amd import probe_amd
-from rigcheck.facts.apple import is_apple_silicon, probe_apple_device
-from rigcheck.facts.fabric import probe_fabric
-from rigcheck.facts.host import probe_host
-from rigcheck.facts.host_limits import probe_host_limits
-from rigcheck.facts.imex import probe_imex
-from rigcheck.facts.iommu_devices import probe_iommu_devices
-from rigcheck.facts.kernel_log import probe_kernel_log, window_from_env
-from rigcheck.facts.nvml import probe_nvidia
+from rigcheck.facts.amd.devices import probe_amd
+from rigcheck.facts.apple.sysctl import is_apple_silicon, probe_apple_device
+from rigcheck.facts.fabric.nics import probe_fabric
+from rigcheck.facts.host.acs import probe_acs
+from rigcheck.facts.host.iommu_devices import probe_iommu_devices
+from rigcheck.facts.host.limits import probe_host_limits
+from rigcheck.facts.host.system import probe_host
+from rigcheck.facts.host.torch_process import TorchProbe
+from rigcheck.facts.host.uptime import probe_uptime
+from rigcheck.facts.kernel_log.reader import probe_kernel_log, window_from_env
+from rigcheck.facts.nvidia.imex import probe_imex
+from rigcheck.facts.nvidia.nvcc import probe_nvcc
+from rigcheck.facts.nvidia.nvml import probe_nvidia
+from rigcheck.facts.nvidia.topology import probe_topology
 from rigcheck.facts.probe import CommandRunner, error_record, is_error
 from rigcheck.facts.snapshot import SCHEMA_VERSION, Facts
-from rigcheck.facts.software import probe_nvcc
-from rigcheck.facts.topology import probe_topology
-from rigcheck.facts.torch_process import TorchProbe
-from rigcheck.facts.uptime import probe_uptime
 
 
 def collect_facts(
@@ -58,7 +58,7 @@ def collect_facts(
         "torch": torch_facts,
         "flash_attn": _from_torch_side(torch_side, "flash_attn"),
         **data["software"],
-        "rocm": amd.get("rocm"),  # None off ROCm (rigcheck/facts/rocm.py)
+        "rocm": amd.get("rocm"),  # None off ROCm (rigcheck/facts/amd/rocm.py)
     }
     data["devices"] = devices
     data["smoke"] = _from_torch_side(torch_side, "smoke")

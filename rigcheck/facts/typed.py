@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from rigcheck.facts.iommu_devices import DOMAIN_TYPES
+from rigcheck.facts.host.iommu_devices import DOMAIN_TYPES
 
 # What tools print where they have no value: never a value a check may judge.
 PLACEHOLDERS = {
@@ -70,7 +70,7 @@ class FactType:
 NVML = "`nvidia-smi -q` shows it; re-record with `rigcheck facts -o FILE`"
 TORCH = "`python -m torch.utils.collect_env` shows it; re-record with `rigcheck facts -o FILE`"
 HOST = "`python -m cpuinfo` and psutil show it; re-record with `rigcheck facts -o FILE`"
-SMOKE = "the torch probe's smoke test writes it: `python -m rigcheck.facts.torch_probe`"
+SMOKE = "the torch probe's smoke test writes it: `python -m rigcheck.facts.host.torch_probe`"
 TOPO = "`nvidia-smi topo -m` shows it; re-record with `rigcheck facts -o FILE`"
 UPTIME = "`cat /proc/uptime` shows it; re-record with `rigcheck facts -o FILE`"
 KERNEL_LOG = (
@@ -140,7 +140,7 @@ TYPES: dict[str, FactType] = {
     "devices.*.nvlink": _t("list", "the NVLinks of the GPU", items="object"),
     "devices.*.nvlink.*.active": _t("bool", "whether an NVLink is up"),
     "devices.*.index": _t("count", "NVML's index of the GPU"),
-    # topology (rigcheck/facts/topology.py)
+    # topology (rigcheck/facts/nvidia/topology.py)
     "topology.gpus": _t("list", "every GPU in NVML's topology", items="object", empty_ok=False),
     "topology.gpus.*.index": _t("count", "NVML's index of a GPU in the topology"),
     "topology.pairs": _t("list", "every GPU pair in NVML's topology", items="object"),
@@ -196,7 +196,7 @@ TYPES: dict[str, FactType] = {
         "choice", "how MPS answers float64", choices=("rejected", "supported", "wrong_result")
     ),
     "smoke.mps.autocast_fp16.ok": _t("bool", "whether autocast on MPS gives fp16"),
-    # counters and logs (issue 12: rigcheck/facts/counters.py, kernel_log.py, host_limits.py)
+    # counters and logs (issue 12: rigcheck/facts/nvidia/counters.py, kernel_log.py, host_limits.py)
     "devices.*.pcie_replays": _t("count", "PCIe packets resent since the driver loaded"),
     "devices.*.pcie_aer": _t("object", "AER errors the kernel counted for the GPU"),
     "devices.*.pcie_aer.correctable": _t("count", "correctable PCIe errors since boot"),
@@ -262,7 +262,7 @@ TYPES: dict[str, FactType] = {
     "devices.*.firmware": _t("object", "the GPU's firmware versions"),
     "devices.*.firmware.vbios": _t("text", "the VBIOS version every GPU should share"),
     "devices.*.firmware.inforom_image": _t("text", "the InfoROM image every GPU should share"),
-    # AMD through amdsmi (issue 12: rigcheck/facts/amd_smi.py, rocm.py)
+    # AMD through amdsmi (issue 12: rigcheck/facts/amd/smi.py, rocm.py)
     "devices.*.ras": _t("object", "ECC errors amdsmi counts over all RAS blocks"),
     **{
         f"devices.*.ras.{kind}": _t("count", f"{kind} ECC errors since the driver loaded")
@@ -336,7 +336,7 @@ TYPES: dict[str, FactType] = {
     "kernel_log.uptime_s": _t(
         "number", "how long the PCIe replay counters can have counted", unit="s"
     ),
-    "uptime": _t("object", "how long the host has been up (rigcheck/facts/uptime.py)"),
+    "uptime": _t("object", "how long the host has been up (rigcheck/facts/host/uptime.py)"),
     "uptime.since_boot_s": _t(
         "number", "how long the PCIe replay counters can have counted", unit="s"
     ),

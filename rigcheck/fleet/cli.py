@@ -71,8 +71,8 @@ def _nodes_and_reference(args: argparse.Namespace) -> tuple[list, dict[str, floa
         if not args.paths:
             raise FleetInputError("name the folders of the nodes' runs, or use --from-history")
         return load_nodes(args.paths), None
+    from rigcheck.fleet.history_source import history_reference, nodes_from_history
     from rigcheck.history.cli import open_for_reading
-    from rigcheck.history.fleet_source import history_reference, nodes_from_history
     from rigcheck.history.location import shown_url, store_url
 
     engine = open_for_reading(args.from_history or None)

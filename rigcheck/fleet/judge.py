@@ -61,7 +61,7 @@ def judge_fleet(
     nodes: list[Node], band: float = OUTLIER_BAND, reference: dict[str, float] | None = None
 ) -> FleetVerdict:
     """`reference`: a median per figure from elsewhere (the fleet's own history, see
-    rigcheck.history.fleet_source); a figure it lacks is judged against these nodes' median."""
+    rigcheck.fleet.history_source); a figure it lacks is judged against these nodes' median."""
     verdict = FleetVerdict(nodes, band)
     for node in nodes:
         if node.verdict in DRAIN_VERDICTS:

@@ -1,7 +1,8 @@
 """What a finished job left behind: the epilog's judgement of two facts snapshots, the one the
 prolog took before the job and the one taken after it.
 
-New Xid events of a machine fault (not a program's own, rigcheck.facts.xid_catalog) and new
+New Xid events of a machine fault (not a program's own, rigcheck.facts.kernel_log.xid_catalog) and
+new
 NVRM records without an Xid (nvrm_log.py), uncorrected ECC errors or remapped rows that grew, a
 hardware or thermal slowdown still active, and processes holding a GPU that were not there before
 the job. Each is a Finding; the first one is the run's root-cause line (in
@@ -15,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from rigcheck.facts.xid_catalog import NOT_FAILED, judge
+from rigcheck.facts.kernel_log.xid_catalog import NOT_FAILED, judge
 from rigcheck.reports.root_cause import shorten
 
 # Clock-event reasons that mean the hardware is protecting itself, not a setting or idleness.
@@ -68,7 +69,7 @@ def new_xids(before: dict[str, Any], after: dict[str, Any]) -> list[Finding]:
 
 
 def new_nvrm(before: dict[str, Any], after: dict[str, Any]) -> list[Finding]:
-    """New NVIDIA driver records that carry no Xid (rigcheck.facts.nvrm_log: a GPU fallen off
+    """New NVIDIA driver records that carry no Xid (rigcheck.facts.kernel_log.nvrm: a GPU fallen off
     the bus, RmInitAdapter failed); each is a machine fault, as in the quick tier."""
     seen = {_xid_key(e) for e in _events(before, "nvrm_events")}
     fresh = [e for e in _events(after, "nvrm_events") if _xid_key(e) not in seen]

@@ -72,7 +72,7 @@ def export_metrics(folder: str | None, certificate: dict, facts: dict) -> list[t
     """DIR/rigcheck.prom for node_exporter; a folder that cannot be written is one warning line."""
     if not folder:
         return []
-    from rigcheck.prometheus_textfile import write_textfile
+    from rigcheck.history.prometheus_textfile import write_textfile
 
     try:
         write_textfile(folder, certificate, facts)

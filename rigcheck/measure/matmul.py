@@ -209,7 +209,7 @@ def fp8_dtype(device):
     with the facts probe's fp8 smoke)."""
     import torch
 
-    from rigcheck.facts.torch_probe import e4m3_dtype
+    from rigcheck.facts.host.torch_probe import e4m3_dtype
 
     return e4m3_dtype(torch, device)
 

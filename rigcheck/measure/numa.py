@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from rigcheck.facts import Facts
-from rigcheck.facts.topology import parse_cpulist
+from rigcheck.facts.nvidia.topology import parse_cpulist
 
 T = TypeVar("T")
 

@@ -11,7 +11,7 @@ import statistics
 import threading
 from typing import Any
 
-from rigcheck.facts.nvml import _optional, newest, reason_names
+from rigcheck.facts.nvidia.nvml import _optional, newest, reason_names
 from rigcheck.measure.device import MeasuredDevice
 
 INTERVAL_S = 0.05

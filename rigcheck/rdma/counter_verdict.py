@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from rigcheck.facts.fabric.rdma_counters import ERROR_COUNTERS, FLAP_COUNTERS
 from rigcheck.facts.probe import is_error
-from rigcheck.facts.rdma_counters import ERROR_COUNTERS, FLAP_COUNTERS
 
 WARN_ABOVE = 0  # gcm PR #119 --warn-threshold
 FAIL_ABOVE = 100  # gcm PR #119 --crit-threshold

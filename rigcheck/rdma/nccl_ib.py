@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rigcheck.distributed.nccl_env import socket_ifname_matches
+from rigcheck.facts.fabric.nccl_env import socket_ifname_matches
 
 LEVELS = ("LOC", "PIX", "PXB", "PHB", "SYS")
 DEFAULT_GDR_LEVEL = "PXB"

@@ -26,7 +26,7 @@ from typing import Any
 
 from rigcheck.distributed.pair_schedule import pair_schedule
 from rigcheck.distributed.progress import write_json_atomically
-from rigcheck.facts.rdma_counters import sample_ports
+from rigcheck.facts.fabric.rdma_counters import sample_ports
 from rigcheck.rdma.perftest import (
     PerftestOutputError,
     bw_argv,

@@ -44,7 +44,7 @@ class Interrupts:
     def _stop(self, signum: int, frame: Any) -> None:
         for sig in self.previous:
             signal.signal(sig, signal.SIG_IGN)
-        self.fired = True  # rigcheck.reports.session says so once pytest has the interrupt
+        self.fired = True  # rigcheck.plugin.session says so once pytest has the interrupt
         if signum == signal.SIGTERM:
             raise Terminated("terminated (SIGTERM)")
         raise KeyboardInterrupt

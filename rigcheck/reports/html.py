@@ -57,7 +57,7 @@ footer{margin-top:30px;font-size:12px;color:#5b6570}
 
 def render_html(certificate: dict[str, Any], run_dir: Path | None = None) -> str:
     """The whole page for one certificate (and the burn-in trace in its run folder, if any)."""
-    from rigcheck.burnin.report import burn_in_section
+    from rigcheck.reports.burnin_section import burn_in_section
 
     body = [
         _header(certificate),

@@ -100,7 +100,8 @@ def test_no_xid_events(burn_in_trace, burn_in_limits):
         judged(burn_in_trace, judge.xid, burn_in_limits),
         "Xid events in the kernel log during the load",
         "Each line names NVIDIA's immediate action for its code (Xid catalogue, "
-        "rigcheck/facts/xid_catalog.py): RESET_GPU and RESTART_BM mean a reset or a reboot, "
+        "rigcheck/facts/kernel_log/xid_catalog.py): RESET_GPU and RESTART_BM mean a reset or a "
+        "reboot, "
         "then a replacement if it recurs.",
     )
 

@@ -1,7 +1,7 @@
 """RDMA links under load: no port went down, retrained or gathered errors during the burn-in.
 
 The burn-in reads every RDMA port's error counters before and after the load
-(rigcheck/facts/rdma_counters.py); rigcheck/rdma/counter_verdict.py judges the change.
+(rigcheck/facts/fabric/rdma_counters.py); rigcheck/rdma/counter_verdict.py judges the change.
 """
 
 import warnings

@@ -1,6 +1,6 @@
 """How one AMD node's GPUs are joined: every pair on a direct xGMI (Infinity Fabric) link.
 
-Facts from amdsmi (rigcheck/facts/amd_topology.py: amdsmi_topo_get_link_type per pair). NUMA
+Facts from amdsmi (rigcheck/facts/amd/topology.py: amdsmi_topo_get_link_type per pair). NUMA
 placement is judged for AMD and NVIDIA alike in test_topology.py; the links of each GPU (how
 many are up) in suites/facts/test_amd_health.py::test_amd_xgmi_links_up.
 """

@@ -10,7 +10,6 @@ import warnings
 
 import pytest
 
-from rigcheck.distributed.nccl_env import allreduce_figure, socket_ifname_matches
 from rigcheck.distributed.pairs import (
     MeasuredPair,
     NodeTopology,
@@ -20,6 +19,7 @@ from rigcheck.distributed.pairs import (
     slow_pairs,
 )
 from rigcheck.distributed.results import CollectivesError
+from rigcheck.facts.fabric.nccl_env import allreduce_figure, socket_ifname_matches
 from rigcheck.spec import GIB
 from rigcheck.verdict import FAIL, WARN, judge, record
 
@@ -139,7 +139,7 @@ def test_allreduce_correct(collective_run):
 
 def test_allreduce_bus_bandwidth(collective_run, spec, record_property):
     """Judged by the NVLS figure, or by the class's ring figure where NCCL reports NVLS
-    unavailable on the node (rigcheck.distributed.nccl_env.allreduce_figure says why)."""
+    unavailable on the node (rigcheck.facts.fabric.nccl_env.allreduce_figure says why)."""
     finished(collective_run)
     bw = bandwidth_of(collective_run, "allreduce")
     nccl = collective_run.results()[0].get("nccl") if collective_run.backend == "nccl" else None

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.distributed
 
 
 def expected_fabric(request, spec):
-    from rigcheck.facts.fabric_plugin import FABRIC_KEY
+    from rigcheck.plugin.fabric import FABRIC_KEY
 
     return request.config.stash.get(FABRIC_KEY, None) or spec.data["expect"].get("fabric")
 

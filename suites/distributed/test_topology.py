@@ -1,6 +1,6 @@
 """How one node's GPUs are joined: NVLink or PCIe per pair, P2P, and where each GPU sits.
 
-Facts from NVML (rigcheck/facts/topology.py), read once, so a recorded snapshot is judged the
+Facts from NVML (rigcheck/facts/nvidia/topology.py), read once, so a recorded snapshot is judged the
 same way. Per-GPU NVLink health (links active per device) is test_health.py::test_nvlink_up;
 these checks look at pairs and at NUMA placement.
 """

@@ -1,13 +1,13 @@
 """AMD GPU health through amdsmi: ECC/RAS, retired pages, power cap, PCIe link, xGMI links,
 firmware, and whether torch's ROCm can run on the host's kernel driver.
 
-Facts from rigcheck/facts/amd_smi.py and rocm.py; what amd-smi shows by hand is named in each
+Facts from rigcheck/facts/amd/smi.py and rocm.py; what amd-smi shows by hand is named in each
 message (`amd-smi metric --ecc`, `amd-smi bad-pages`, `amd-smi xgmi`...).
 """
 
 import pytest
 
-from rigcheck.facts.rocm import MATRIX_SOURCE, driver_release, release_of, supported_user_space
+from rigcheck.facts.amd.rocm import MATRIX_SOURCE, driver_release, release_of, supported_user_space
 from rigcheck.limits import health_limit, replay_interval_s
 from rigcheck.replay_rate import too_fast
 from rigcheck.require import device_value, expected, fact, gpu_label, shown
@@ -271,7 +271,8 @@ def test_torch_rocm_within_kernel_driver_window(spec, facts, amd_gpus):
         pytest.fail(
             f"cannot judge: the host's kernel driver (release {driver}: ROCm {installed}, amdgpu "
             f"{kernel_driver}) is not in AMD's support matrix as rigcheck holds it "
-            f"(rigcheck/facts/rocm.py SUPPORT_MATRIX, from {MATRIX_SOURCE}): look its row up on "
+            f"(rigcheck/facts/amd/rocm.py SUPPORT_MATRIX, from {MATRIX_SOURCE}): look its row up "
+            f"on "
             "that page and add it",
             pytrace=False,
         )

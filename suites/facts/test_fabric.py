@@ -1,13 +1,13 @@
 """The node's RDMA fabric: NIC count, port state and rate, placement next to the GPUs, and
 GPUDirect RDMA, against the fabric the class or the site's node spec (--fabric FILE) expects.
 
-Facts from sysfs (rigcheck/facts/fabric.py). Peers gate the same: Azure's health checks expect
+Facts from sysfs (rigcheck/facts/fabric/nics.py). Peers gate the same: Azure's health checks expect
 8 x 400 Gb/s InfiniBand ports on an ND H100 v5 and GPUDirect RDMA (reference/peers.md).
 """
 
 import pytest
 
-from rigcheck.facts.fabric import same_switch
+from rigcheck.facts.fabric.nics import same_switch
 from rigcheck.facts.probe import is_error
 from rigcheck.require import require
 

@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from rigcheck.facts.clock_limits import idle_reason_advice
+from rigcheck.facts.nvidia.clock_limits import idle_reason_advice
 from rigcheck.limits import nvidia_counters
 from rigcheck.require import (
     device_fact,

@@ -2,7 +2,7 @@
 
 import pytest
 
-from rigcheck.facts.iommu_devices import TRANSLATED
+from rigcheck.facts.host.iommu_devices import TRANSLATED
 from rigcheck.facts.probe import is_error
 from rigcheck.facts.typed import VIRT_VMS
 from rigcheck.limits import health_limit, newer_fact

@@ -1,5 +1,5 @@
 """Grace-Blackwell trays (GB200/GB300 NVL72): can this tray share GPU memory with its NVLink
-domain? Only for classes whose spec expects an IMEX channel (rigcheck/facts/imex.py)."""
+domain? Only for classes whose spec expects an IMEX channel (rigcheck/facts/nvidia/imex.py)."""
 
 from __future__ import annotations
 

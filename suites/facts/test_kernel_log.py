@@ -5,8 +5,9 @@ from collections import defaultdict
 
 import pytest
 
-from rigcheck.facts import amdgpu_log, nvrm_log
-from rigcheck.facts.xid_catalog import BY_TEXT, NOT_FAILED, SOURCE, judge
+from rigcheck.facts.kernel_log import amdgpu as amdgpu_log
+from rigcheck.facts.kernel_log import nvrm as nvrm_log
+from rigcheck.facts.kernel_log.xid_catalog import BY_TEXT, NOT_FAILED, SOURCE, judge
 from rigcheck.limits import newer_fact, nvidia_only
 from rigcheck.require import device_fact, fact, gpu_label
 

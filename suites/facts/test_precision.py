@@ -21,7 +21,7 @@ def smoke_runs(facts, key: str) -> range:
     assert ran == gpus, (
         f"{key} holds {ran} results for the {gpus} GPUs torch sees: the smoke test did not "
         "run on every GPU. Record the facts again (`rigcheck facts -o FILE`); if it recurs, "
-        "run `python -m rigcheck.facts.torch_probe` and read why it stopped."
+        "run `python -m rigcheck.facts.host.torch_probe` and read why it stopped."
     )
     return range(gpus)
 

@@ -1,6 +1,6 @@
 """RDMA port error counters as they stand (symbol errors, link downs, receive errors, ...).
 
-Facts from /sys/class/infiniband/<dev>/ports/<n>/counters (rigcheck/facts/rdma_counters.py),
+Facts from /sys/class/infiniband/<dev>/ports/<n>/counters (rigcheck/facts/fabric/rdma_counters.py),
 judged by rigcheck/rdma/counter_verdict.py with gcm's limits (facebookresearch/gcm PR #119).
 Their change during a burn-in is judged in suites/burnin/test_rdma_links.py.
 """
@@ -9,8 +9,8 @@ import warnings
 
 import pytest
 
-from rigcheck.facts.fabric_plugin import FABRIC_KEY
 from rigcheck.facts.probe import is_error
+from rigcheck.plugin.fabric import FABRIC_KEY
 from rigcheck.rdma.counter_verdict import SOURCE, judge_levels
 from rigcheck.require import require
 

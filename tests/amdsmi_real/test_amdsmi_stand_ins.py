@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from amd_real import healthy_node, real_amdsmi
 
-from rigcheck.amdsmi_sim import import_amdsmi
-from rigcheck.amdsmi_sim.node import Node
+from rigcheck.testing.amdsmi_sim import import_amdsmi
+from rigcheck.testing.amdsmi_sim.node import Node
 
 TESTS = Path(__file__).resolve().parents[1]
 HANDWRITTEN = re.compile(r"class AmdSmi\w*Exception|AmdSmi\w*Exception\s*=|fake_amdsmi")

@@ -11,7 +11,7 @@ import pytest
 from amd_real import RELEASES, healthy_node, real_amdsmi
 
 REPO = Path(__file__).resolve().parents[2]
-AMD_CODE = ("rigcheck/facts/amd_smi.py", "rigcheck/facts/amd_smi_releases.py")
+AMD_CODE = ("rigcheck/facts/amd/smi.py", "rigcheck/facts/amd/smi_releases.py")
 # Read only after hasattr(smi, name): absent before ROCm 6.1, 6.4 and 7.0's packages.
 GUARDED = {"amdsmi_get_pcie_info", "amdsmi_get_gpu_xgmi_link_status",
            "amdsmi_get_gpu_bad_page_threshold"}  # fmt: skip

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from amd_real import RELEASES_ENV, older_releases
 
-from rigcheck.amdsmi_sim import release_of
+from rigcheck.testing.amdsmi_sim import release_of
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from amd_real import INVAL, RELEASES, healthy_node, probe, real_amdsmi
 
-from rigcheck.amdsmi_sim import import_amdsmi, release_of
-from rigcheck.amdsmi_sim.from_facts import node_from_snapshot
-from rigcheck.facts import amd_smi
+from rigcheck.facts.amd import smi as amd_smi
 from rigcheck.facts.probe import is_error
+from rigcheck.testing.amdsmi_sim import import_amdsmi, release_of
+from rigcheck.testing.amdsmi_sim.from_facts import node_from_snapshot
 
 SAME_IN_EVERY_RELEASE = ("ras", "power_cap", "amd_temperature", "processes")
 

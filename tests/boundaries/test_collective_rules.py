@@ -16,8 +16,8 @@ import pytest
 
 from rigcheck.distributed.measure import BUSBW_FACTOR
 from rigcheck.distributed.results import OPS, CollectiveRun, CollectivesError
-from rigcheck.facts.synthetic import synthetic_snapshot
 from rigcheck.spec import load_spec, spec_dir
+from rigcheck.testing.synthetic import synthetic_snapshot
 from rigcheck.verdict import FAIL, judge
 
 HEALTHY = Path(__file__).resolve().parents[2] / "fixtures" / "distributed" / "h100_8x_nvswitch"

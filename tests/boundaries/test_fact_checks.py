@@ -18,11 +18,12 @@ import os
 import pytest
 from check_calls import call
 
-from rigcheck.facts import Facts, amdgpu_log, typed
-from rigcheck.facts.synthetic import synthetic_snapshot
+from rigcheck.facts import Facts, typed
+from rigcheck.facts.kernel_log import amdgpu as amdgpu_log
 from rigcheck.limits import health_limit
 from rigcheck.replay_rate import replays_allowed_per_minute
 from rigcheck.spec import Spec, known_classes, load_spec
+from rigcheck.testing.synthetic import synthetic_snapshot
 
 counters = importlib.import_module("suites.facts.test_counters")
 health = importlib.import_module("suites.facts.test_health")

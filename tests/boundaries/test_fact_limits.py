@@ -10,8 +10,8 @@ import math
 
 import pytest
 
-from rigcheck.facts.synthetic import synthetic_snapshot
 from rigcheck.spec import GIB, load_spec, spec_dir
+from rigcheck.testing.synthetic import synthetic_snapshot
 
 CLASSES = sorted(p.stem for p in spec_dir().glob("*.json") if p.stem != "spec.schema")
 GPU_CLASSES = [n for n in CLASSES if load_spec(n).backend in ("cuda", "rocm")]

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 from check_calls import call
 
 from rigcheck.facts import Facts
-from rigcheck.facts.fabric_plugin import FABRIC_KEY
+from rigcheck.plugin.fabric import FABRIC_KEY
 
 counters = importlib.import_module("suites.facts.test_rdma_counters")
 nccl = importlib.import_module("suites.facts.test_nccl_ib")

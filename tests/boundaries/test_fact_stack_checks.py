@@ -12,10 +12,10 @@ import pytest
 from check_calls import call
 
 from rigcheck.facts import Facts
-from rigcheck.facts.synthetic import synthetic_snapshot
-from rigcheck.facts.xid_catalog import SOURCE, lookup
+from rigcheck.facts.kernel_log.xid_catalog import SOURCE, lookup
 from rigcheck.require import gpu_label
 from rigcheck.spec import GIB, Spec, load_spec
+from rigcheck.testing.synthetic import synthetic_snapshot
 
 stack = importlib.import_module("suites.facts.test_software_stack")
 precision = importlib.import_module("suites.facts.test_precision")
@@ -311,7 +311,7 @@ def test_smoke_results_one_per_gpu_torch_sees():
         "failed",
         "smoke.bf16_matmul holds 2 results for the 3 GPUs torch sees: the smoke test did not run "
         "on every GPU. Record the facts again (`rigcheck facts -o FILE`); if it recurs, run "
-        "`python -m rigcheck.facts.torch_probe` and read why it stopped.",
+        "`python -m rigcheck.facts.host.torch_probe` and read why it stopped.",
     )
 
 

@@ -13,7 +13,6 @@ import pytest
 
 from rigcheck.errors import FactUnavailable
 from rigcheck.facts import Facts, typed
-from rigcheck.facts.synthetic import synthetic_snapshot
 from rigcheck.facts.typed import FactType, problem
 from rigcheck.limits import health_limit, newer_fact, nvidia_only
 from rigcheck.require import (
@@ -30,6 +29,7 @@ from rigcheck.require import (
     version_tuple,
 )
 from rigcheck.spec import Spec, load_spec
+from rigcheck.testing.synthetic import synthetic_snapshot
 
 
 def outcome(call, *args, **kwargs) -> tuple[str, str]:

@@ -8,12 +8,12 @@ import warnings
 
 import pytest
 
-from rigcheck.facts.synthetic import synthetic_snapshot
 from rigcheck.measure.catalogue import Entry
 from rigcheck.measure.check import run_live
 from rigcheck.measure.device import DeviceNotVisible, MeasuredDevice
 from rigcheck.measure.measurement import Measurement
 from rigcheck.spec import load_spec
+from rigcheck.testing.synthetic import synthetic_snapshot
 
 CPU = MeasuredDevice("cpu", "cpu", "cpu")
 

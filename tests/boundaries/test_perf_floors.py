@@ -8,9 +8,9 @@ import re
 
 import pytest
 
-from rigcheck.facts.synthetic import synthetic_snapshot
 from rigcheck.measure.catalogue import CATALOGUE
 from rigcheck.spec import load_spec, spec_dir
+from rigcheck.testing.synthetic import synthetic_snapshot
 
 EPS = 1e-6  # relative: far below any figure's precision, far above float rounding
 DEFAULT_BAND = 0.1  # rigcheck.verdict.judge's band when a figure names none

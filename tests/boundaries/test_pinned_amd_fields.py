@@ -18,10 +18,11 @@ from amd_real import DRIVER_NOT_LOADED, NO_PERM, real_amdsmi
 from check_calls import call
 from test_pinned_fields import BAD_GPU, put
 
-from rigcheck.facts import Facts, amd_smi
+from rigcheck.facts import Facts
+from rigcheck.facts.amd import smi as amd_smi
 from rigcheck.facts.probe import is_error
-from rigcheck.facts.synthetic import synthetic_snapshot
 from rigcheck.spec import load_spec
+from rigcheck.testing.synthetic import synthetic_snapshot
 
 amd_health = importlib.import_module("suites.facts.test_amd_health")
 MI300X = load_spec("mi300x")
@@ -53,7 +54,7 @@ class Field:
         return f"{self.check.__name__}[{self.field}]"
 
 
-THRESHOLD = 128  # the synthetic bad-page threshold (rigcheck/facts/synthetic_amd.py)
+THRESHOLD = 128  # the synthetic bad-page threshold (rigcheck/testing/synthetic_amd.py)
 FIELDS = [
     Field(amd_health.test_amd_ecc_enabled, ras_block("UMC", "state"), "DISABLED",
           ras_block("GFX", "state"), "DISABLED"),
@@ -177,7 +178,7 @@ def test_an_xgmi_status_amdsmi_does_not_define_fails_closed():
 
 
 def probe_one(device: dict[str, Any], failures: dict | None = None) -> dict[str, Any]:
-    """One device through the real amdsmi package over rigcheck/amdsmi_sim; `failures`:
+    """One device through the real amdsmi package over rigcheck/testing/amdsmi_sim; `failures`:
     (C symbol, bus id or None) -> the amdsmi_status_t code that call answers."""
     module = real_amdsmi([device])
     module.failures.update(failures or {})

@@ -11,8 +11,8 @@ import pytest
 import test_fact_fabric_checks as fact_fabric
 from check_calls import call
 
-from rigcheck.facts import fabric as fabric_probe
-from rigcheck.facts.fabric import same_switch
+from rigcheck.facts.fabric import nics as fabric_probe
+from rigcheck.facts.fabric.nics import same_switch
 
 fabric_checks = importlib.import_module("suites.facts.test_fabric")
 

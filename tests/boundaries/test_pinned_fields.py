@@ -21,8 +21,8 @@ import pytest
 from check_calls import call
 
 from rigcheck.facts import Facts
-from rigcheck.facts.synthetic import synthetic_snapshot
 from rigcheck.spec import Spec, load_spec
+from rigcheck.testing.synthetic import synthetic_snapshot
 
 health = importlib.import_module("suites.facts.test_health")
 counters = importlib.import_module("suites.facts.test_counters")

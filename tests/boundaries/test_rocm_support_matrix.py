@@ -1,5 +1,5 @@
 """torch's ROCm against the host's kernel driver, by AMD's current support matrix
-(rigcheck/facts/rocm.py SUPPORT_MATRIX): from ROCm 6.4.0 up to a year apart, before it +/- 2
+(rigcheck/facts/amd/rocm.py SUPPORT_MATRIX): from ROCm 6.4.0 up to a year apart, before it +/- 2
 releases. The case the old "+/- 2 releases" rule failed: a host on ROCm 6.1 (KMD 6.1.x) with a
 torch built for ROCm 6.4, which AMD supports."""
 
@@ -10,9 +10,10 @@ import importlib
 import pytest
 from check_calls import call
 
-from rigcheck.facts import Facts, rocm
-from rigcheck.facts.synthetic import synthetic_snapshot
+from rigcheck.facts import Facts
+from rigcheck.facts.amd import rocm
 from rigcheck.spec import load_spec
+from rigcheck.testing.synthetic import synthetic_snapshot
 
 amd_health = importlib.import_module("suites.facts.test_amd_health")
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import pytest
 
-from rigcheck.facts.synthetic import synthetic_snapshot
 from rigcheck.spec import load_spec
+from rigcheck.testing.synthetic import synthetic_snapshot
 
 LINKED = "test_gpu_pairs_linked_as_the_class_expects"
 P2P = "test_p2p_where_the_class_expects_it"

@@ -15,7 +15,7 @@ from suite_replays import SUITES, SuiteRunner
 def judge_trace(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch):
     """judge_trace(trace, *args, gpus=4) -> {check name: Case}: suites/burnin on one trace."""
     monkeypatch.setenv("RIGCHECK_REPORT_DIR", str(pytester.path / "reports"))
-    runner = SuiteRunner(pytester, "-p", "no:rigcheck.reports.plugin")
+    runner = SuiteRunner(pytester, "-p", "no:rigcheck.plugin.reports")
 
     def run(trace: dict[str, Any] | Path, *args: str, gpus: int = 4, klass: str = "h100"):
         done = runner(

@@ -3,7 +3,7 @@
 Written against the survivors of `python tools/mutation.py burnin` (tests/mutation/
 survivors.md): the replays assert which check fails and that it names the GPU; these assert each
 check's headline and advice, on one trace that carries every fault the synthetic traces know
-(rigcheck/burnin/synthetic.py) on a node one GPU larger than the trace loaded.
+(rigcheck/testing/synthetic_trace.py) on a node one GPU larger than the trace loaded.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import pytest
 
 from rigcheck.burnin import judge
 from rigcheck.burnin.limits import Limits
-from rigcheck.burnin.synthetic import FAULTS, good_trace
 from rigcheck.spec import Spec, load_spec
+from rigcheck.testing.synthetic_trace import FAULTS, good_trace
 
 # check -> (headline, advice), as a user reads them under the failure.
 SAYS = {
@@ -68,7 +68,8 @@ SAYS = {
     "test_no_xid_events": (
         "Xid events in the kernel log during the load",
         "Each line names NVIDIA's immediate action for its code (Xid catalogue, "
-        "rigcheck/facts/xid_catalog.py): RESET_GPU and RESTART_BM mean a reset or a reboot, "
+        "rigcheck/facts/kernel_log/xid_catalog.py): RESET_GPU and RESTART_BM mean a reset or a "
+        "reboot, "
         "then a replacement if it recurs.",
     ),
     "test_gemm_bit_identical_across_repeats": (

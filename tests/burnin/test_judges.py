@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 
 from rigcheck.burnin import judge
 from rigcheck.burnin.limits import Limits, parse_duration
-from rigcheck.burnin.synthetic import good_trace
 from rigcheck.burnin.trace import trace_problem
 from rigcheck.spec import load_spec
+from rigcheck.testing.synthetic_trace import good_trace
 
 H100 = Limits(load_spec("h100"))
 GOOD = good_trace(duration_s=60.0, interval_s=0.5)

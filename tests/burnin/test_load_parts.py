@@ -13,8 +13,8 @@ torch = pytest.importorskip("torch")
 from rigcheck.burnin.gemm import checksum, gemm_phase, inputs  # noqa: E402
 from rigcheck.burnin.memtest import pattern_test  # noqa: E402
 from rigcheck.burnin.sampler import Sampler  # noqa: E402
-from rigcheck.burnin.synthetic import good_trace  # noqa: E402
 from rigcheck.burnin.trace import BurnInError, load_trace, save_trace  # noqa: E402
+from rigcheck.testing.synthetic_trace import good_trace  # noqa: E402
 
 
 def test_memory_pattern_test_is_clean_on_good_memory():

@@ -1,16 +1,17 @@
 """The NVIDIA side of the recorder through the real pynvml over a simulated libnvidia-ml
-(tests/nvml_sim; CI has no GPU): what one sample, the limits and the counters read, and that a
+(rigcheck/testing/nvml_sim; CI has no GPU): what one sample, the limits and the counters read, and
+that a
 failed or unsupported read is null or a reason."""
 
 from __future__ import annotations
 
 import pynvml
 import pytest
-from nvml_sim import machine_profile, simulated_nvml
 
 from rigcheck.burnin import counters as nv
 from rigcheck.burnin import judge
 from rigcheck.burnin.sampler import nvml_reader
+from rigcheck.testing.nvml_sim import machine_profile, simulated_nvml
 
 
 def under_load(**answers):
@@ -88,8 +89,8 @@ def test_no_row_remapping_before_ampere_is_none_for_all_three():
 
 def test_an_unreadable_counter_fails_its_check_closed():
     from rigcheck.burnin.limits import Limits
-    from rigcheck.burnin.synthetic import good_trace
     from rigcheck.spec import load_spec
+    from rigcheck.testing.synthetic_trace import good_trace
 
     trace = good_trace(duration_s=30.0)
     machine = under_load(nvmlDeviceGetPcieReplayCounter="GPU_IS_LOST")

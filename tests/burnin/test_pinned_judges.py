@@ -10,9 +10,9 @@ import pytest
 
 from rigcheck.burnin import judge
 from rigcheck.burnin.limits import Limits
-from rigcheck.burnin.synthetic import good_trace
-from rigcheck.facts.nvml import THROTTLE_REASONS
+from rigcheck.facts.nvidia.nvml import THROTTLE_REASONS
 from rigcheck.spec import load_spec
+from rigcheck.testing.synthetic_trace import good_trace
 
 LIMITS = Limits(load_spec("h100"))
 BAD = 2  # gpu2 of four

@@ -7,7 +7,7 @@ import re
 
 from burnin_runs import failed
 
-from rigcheck.burnin.synthetic import good_trace
+from rigcheck.testing.synthetic_trace import good_trace
 
 CHECK = "test_no_rdma_link_flap_during_burn_in"
 

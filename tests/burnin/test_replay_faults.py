@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from burnin_runs import failed
 
-from rigcheck.burnin.synthetic import FAULTS, faulty_trace, good_trace
+from rigcheck.testing.synthetic_trace import FAULTS, faulty_trace, good_trace
 
 
 def test_good_trace_passes_every_check(judge_trace):
@@ -49,7 +49,7 @@ def test_trace_loading_fewer_gpus_than_the_node_fails(judge_trace):
 def test_burn_in_checks_are_off_by_default(pytester):
     from burnin_runs import REPO, SNAPSHOT
 
-    common = ["-p", "no:cacheprovider", "-p", "no:rigcheck.reports.plugin", "--rootdir", str(REPO)]
+    common = ["-p", "no:cacheprovider", "-p", "no:rigcheck.plugin.reports", "--rootdir", str(REPO)]
     result = pytester.runpytest_inprocess(
         "-m", "h100", f"--facts={SNAPSHOT}", "--collect-only", "-q", *common, str(REPO / "suites")
     )
@@ -66,7 +66,7 @@ def test_report_plots_the_trace_it_judged(judge_trace, tmp_path):
     """report.html gets a chart per quantity, one line per GPU; the trace lies beside it."""
     run_dir = tmp_path / "run"
     judge_trace(
-        faulty_trace("thermal_throttle"), "-p", "rigcheck.reports.plugin", f"--report-dir={run_dir}"
+        faulty_trace("thermal_throttle"), "-p", "rigcheck.plugin.reports", f"--report-dir={run_dir}"
     )
     page = (run_dir / "report.html").read_text()
     assert (run_dir / "burnin-trace.json").is_file()

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from rigcheck.burnin.plugin import _run_child
 from rigcheck.distributed.launch import ranks_so_far
+from rigcheck.plugin.burnin import _run_child
 from rigcheck.progress import Phase
 
 ROOT = Path(__file__).resolve().parents[2]

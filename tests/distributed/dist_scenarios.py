@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from rigcheck.distributed.measure import BUSBW_FACTOR
-from rigcheck.distributed.nccl_env import nccl_environment, nvls_state
 from rigcheck.distributed.results import BUNDLE_SCHEMA
-from rigcheck.facts.topology import PCIE_PATHS, nodes_of_cpus, nvlink_between, parse_cpulist
+from rigcheck.facts.fabric.nccl_env import nccl_environment, nvls_state
+from rigcheck.facts.nvidia.topology import PCIE_PATHS, nodes_of_cpus, nvlink_between, parse_cpulist
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "distributed"
 GIB, MIB = 2**30, 2**20
@@ -97,7 +97,7 @@ def l40s_node() -> Node:
 
 
 def topology(node: Node) -> dict[str, Any]:
-    """What rigcheck/facts/topology.py would read on this node."""
+    """What rigcheck/facts/nvidia/topology.py would read on this node."""
     gpus = [_gpu(node, i) for i in range(8)]
     for gpu in gpus:
         for link in gpu["nvlink"]:

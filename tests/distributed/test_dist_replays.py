@@ -7,8 +7,8 @@ import pytest
 from dist_scenarios import FIXTURES, render, scenarios
 
 from rigcheck.distributed.progress import STAGES
-from rigcheck.facts.synthetic import synthetic_snapshot
 from rigcheck.spec import load_spec
+from rigcheck.testing.synthetic import synthetic_snapshot
 
 CLASS_ARGS = {
     "h100": ["-m", "h100 and distributed", "--gpus", "8"],
@@ -147,7 +147,7 @@ def test_stage_names_cover_the_hang_scenario():
 
 @pytest.mark.parametrize("name", ["h100", "v100", "l40s", "rtx4090"])
 def test_a_synthetic_node_with_a_healthy_topology_passes(run_suite, tmp_path, name):
-    """The topology of rigcheck.facts.synthetic's 8-GPU snapshots passes the topology checks."""
+    """The topology of rigcheck.testing.synthetic's 8-GPU snapshots passes the topology checks."""
     facts = synthetic_snapshot(load_spec(name), gpus=8)
     path = tmp_path / "node.json"
     path.write_text(json.dumps(facts))

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from rigcheck.distributed.nccl_env import (
+from rigcheck.facts.fabric.nccl_env import (
     algo_allows_nvls,
     nccl_environment,
     nvls_state,

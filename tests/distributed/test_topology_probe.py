@@ -1,14 +1,15 @@
-"""The topology probe through the real pynvml over a simulated libnvidia-ml (tests/nvml_sim)
+"""The topology probe through the real pynvml over a simulated libnvidia-ml
+(rigcheck/testing/nvml_sim)
 and a fake /sys: pairs, NVLink counts, P2P, NUMA."""
 
 import os
 
 import pynvml
 import pytest
-from nvml_sim import machine_profile, simulated_nvml
 
-from rigcheck.facts import topology
-from rigcheck.facts.topology import format_cpulist, nodes_of_cpus, parse_cpulist
+from rigcheck.facts.nvidia import topology
+from rigcheck.facts.nvidia.topology import format_cpulist, nodes_of_cpus, parse_cpulist
+from rigcheck.testing.nvml_sim import machine_profile, simulated_nvml
 
 BUS = [f"0000:{b:02x}:00.0" for b in (0x18, 0x2A, 0x3A, 0x5D, 0x9A, 0xAB, 0xBA, 0xDB)]
 SWITCH_BUS = "0000:05:00.0"

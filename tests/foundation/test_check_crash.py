@@ -17,7 +17,9 @@ def test_asserts():
 def test_a_crash_is_a_failure_naming_check_fact_and_exception(pytester, monkeypatch):
     monkeypatch.setattr(rigcheck.plugin, "is_suite_item", lambda item: True)
     pytester.makepyfile(test_checks=CHECKS)
-    result = pytester.runpytest_inprocess("-p", "rigcheck.check_crash", "-p", "no:cacheprovider")
+    result = pytester.runpytest_inprocess(
+        "-p", "rigcheck.plugin.check_crash", "-p", "no:cacheprovider"
+    )
     result.assert_outcomes(failed=2)
     result.stdout.fnmatch_lines(
         [
@@ -31,6 +33,8 @@ def test_a_crash_is_a_failure_naming_check_fact_and_exception(pytester, monkeypa
 
 def test_checks_outside_the_suites_keep_their_traceback(pytester):
     pytester.makepyfile(test_checks=CHECKS)
-    result = pytester.runpytest_inprocess("-p", "rigcheck.check_crash", "-p", "no:cacheprovider")
+    result = pytester.runpytest_inprocess(
+        "-p", "rigcheck.plugin.check_crash", "-p", "no:cacheprovider"
+    )
     result.assert_outcomes(failed=2)
     assert "could not judge" not in result.stdout.str()

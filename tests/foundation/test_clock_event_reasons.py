@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pynvml  # nvidia-ml-py, the real binding: its constants are NVML's own (nvml.h)
 import pytest
-from nvml_sim import machine_profile, simulated_nvml
 
 from rigcheck.burnin.sampler import nvml_reader
-from rigcheck.facts.clock_limits import IDLE_REASON_ADVICE
-from rigcheck.facts.nvml import THROTTLE_REASONS, reason_names
+from rigcheck.facts.nvidia.clock_limits import IDLE_REASON_ADVICE
+from rigcheck.facts.nvidia.nvml import THROTTLE_REASONS, reason_names
 from rigcheck.measure.telemetry import read_sample
+from rigcheck.testing.nvml_sim import machine_profile, simulated_nvml
 
 # The binding's "all reasons" masks; 13.615 has BoardLimit (0x200) and Reliability (0x400)
 # only in the deprecated throttle one.

@@ -2,7 +2,7 @@
 
 import subprocess
 
-from rigcheck.facts import host
+from rigcheck.facts.host import system as host
 
 SYSCTL_HW_OPTIONAL = """hw.optional.floatingpoint: 1
 hw.optional.AdvSIMD: 1

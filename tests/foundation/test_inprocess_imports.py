@@ -40,7 +40,7 @@ def test_a_second_inprocess_run_catches_what_it_raises(pytester, monkeypatch):
     import leakpkg  # noqa: F401  # the package outlives each run; its submodules do not
 
     target = pytester.makepyfile(test_leak=CHECK)
-    runner = SuiteRunner(pytester, "-p", "no:rigcheck.reports.plugin")
+    runner = SuiteRunner(pytester, "-p", "no:rigcheck.plugin.reports")
     for run in range(2):
         done = runner(target)
         assert done.ret == 0, f"run {run}:\n{done.output[-2000:]}"

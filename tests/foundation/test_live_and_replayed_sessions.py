@@ -99,8 +99,8 @@ def test_gpus_overrides_the_expected_count(pytester, cpu_snapshot):
 
 def test_an_older_minor_driver_cuda_passes_with_a_warning(pytester, tmp_path):
     """CUDA minor-version compatibility: torch cu12.8 runs on a 12.2 driver, without PTX JIT."""
-    from rigcheck.facts.synthetic import synthetic_snapshot
     from rigcheck.spec import load_spec
+    from rigcheck.testing.synthetic import synthetic_snapshot
 
     facts = synthetic_snapshot(load_spec("h100"))
     facts["software"]["torch"]["cuda_version"] = "12.8"

@@ -2,7 +2,7 @@
 
 import subprocess
 
-from rigcheck.facts import software
+from rigcheck.facts.nvidia import nvcc as software
 
 
 class FakeRunner:

@@ -1,12 +1,13 @@
-"""The NVML probe through the real pynvml over a simulated libnvidia-ml (tests/nvml_sim):
+"""The NVML probe through the real pynvml over a simulated libnvidia-ml (rigcheck/testing/nvml_sim):
 field formats, NotSupported, and errors as records."""
 
 import pynvml
 import pytest
-from nvml_sim import machine_profile, simulated_nvml
 
 from rigcheck.detect import describe_device, no_device_reason
-from rigcheck.facts import Facts, nvml
+from rigcheck.facts import Facts
+from rigcheck.facts.nvidia import nvml
+from rigcheck.testing.nvml_sim import machine_profile, simulated_nvml
 
 
 def idle_h100(gpus: int = 1, **answers) -> dict:
@@ -140,7 +141,7 @@ def test_a_device_count_nvml_cannot_read_is_the_reason_no_gpu_shows():
 
 def test_nvlink_version_decodes_nvmls_enum_not_its_number():
     """nvml.h: NVML_NVLINK_VERSION_3_0 = 4 (A100), _4_0 = 6 (H100), _5_0 = 7 (B200)."""
-    from rigcheck.facts.nvml import nvlink_version
+    from rigcheck.facts.nvidia.nvml import nvlink_version
 
     assert [nvlink_version(c) for c in (2, 4, 6, 7)] == ["2.0", "3.0", "4.0", "5.0"]
     assert nvlink_version(42) == "unknown (NVML code 42)"
@@ -149,7 +150,7 @@ def test_nvlink_version_decodes_nvmls_enum_not_its_number():
 
 def test_nvlink_versions_are_nvidia_ml_pys_enum():
     pynvml = pytest.importorskip("pynvml")
-    from rigcheck.facts.nvml import NVLINK_VERSIONS
+    from rigcheck.facts.nvidia.nvml import NVLINK_VERSIONS
 
     for code, version in NVLINK_VERSIONS.items():
         name = f"NVML_NVLINK_VERSION_{version.replace('.', '_')}"

@@ -12,7 +12,7 @@ import types
 import pytest
 import torch
 
-from rigcheck.facts.torch_probe import e4m3_dtype, fp8_matmul_on
+from rigcheck.facts.host.torch_probe import e4m3_dtype, fp8_matmul_on
 from rigcheck.measure import matmul
 from rigcheck.measure.device import MeasuredDevice
 from rigcheck.measure.rocm_env import TF32_VARIABLE, prepare_rocm_tf32

@@ -2,7 +2,7 @@
 
 import torch
 
-from rigcheck.facts.torch_probe import fp8_matmul_on
+from rigcheck.facts.host.torch_probe import fp8_matmul_on
 
 
 class TorchBefore24:

@@ -7,7 +7,7 @@ import sys
 import time
 
 from rigcheck.facts.collect import collect_facts
-from rigcheck.facts.torch_process import GATE_FLAG, TorchProbe
+from rigcheck.facts.host.torch_process import GATE_FLAG, TorchProbe
 
 ANSWER = {"torch": {"version": "2.5.1"}, "smoke": {}}
 
@@ -70,7 +70,7 @@ def test_a_child_that_cannot_start_is_an_error_record():
 
 def test_the_real_probe_passes_the_gate_on_end_of_file():
     """Run by hand with --gate and no stdin, it must not wait for ever."""
-    argv = [sys.executable, "-m", "rigcheck.facts.torch_probe", GATE_FLAG]
+    argv = [sys.executable, "-m", "rigcheck.facts.host.torch_probe", GATE_FLAG]
     done = subprocess.run(
         argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120
     )

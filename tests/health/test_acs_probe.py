@@ -8,7 +8,7 @@ import struct
 
 import pytest
 
-from rigcheck.facts.acs import acs_control, probe_acs
+from rigcheck.facts.host.acs import acs_control, probe_acs
 
 ROOT_PORT, UPSTREAM = "0000:00:01.0", "0000:16:00.0"
 GPUS = {"0000:18:00.0": "0000:17:00.0", "0000:2a:00.0": "0000:17:08.0"}  # GPU -> its switch port

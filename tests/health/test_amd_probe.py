@@ -9,10 +9,15 @@ import pytest
 from amd_real import DRIVER_NOT_LOADED, NO_PERM, NOT_SUPPORTED, real_amdsmi
 from counter_fakes import write_aer
 
-from rigcheck.facts import amd, amd_smi, amd_topology, collect, counters, rocm
+from rigcheck.facts import collect
+from rigcheck.facts.amd import devices as amd
+from rigcheck.facts.amd import rocm
+from rigcheck.facts.amd import smi as amd_smi
+from rigcheck.facts.amd import topology as amd_topology
+from rigcheck.facts.nvidia import counters
 from rigcheck.facts.probe import is_error
-from rigcheck.facts.synthetic import synthetic_snapshot
 from rigcheck.spec import load_spec
+from rigcheck.testing.synthetic import synthetic_snapshot
 
 
 @pytest.fixture

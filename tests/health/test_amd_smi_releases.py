@@ -3,7 +3,7 @@ probe runs through each real release in tests/amdsmi_real."""
 
 import pytest
 
-from rigcheck.facts import amd_smi_releases as releases
+from rigcheck.facts.amd import smi_releases as releases
 
 
 @pytest.mark.parametrize(

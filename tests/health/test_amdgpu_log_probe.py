@@ -1,5 +1,5 @@
 """amdgpu's fault lines in the kernel log, as the amdgpu driver prints them (its format strings
-are cited in rigcheck/facts/amdgpu_log.py): each kept with its GPU and time, sorted into
+are cited in rigcheck/facts/kernel_log/amdgpu.py): each kept with its GPU and time, sorted into
 machine, driver and application faults; the all-clear and other amdgpu lines are not events;
 the window and the unreadable-log record are the Xid probe's."""
 
@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rigcheck.facts import amdgpu_log, kernel_log
+from rigcheck.facts.kernel_log import amdgpu as amdgpu_log
+from rigcheck.facts.kernel_log import reader as kernel_log
 
 UE_UMC = (
     "[ 3600.250000] amdgpu 0000:75:00.0: amdgpu: 2 uncorrectable hardware errors detected in "

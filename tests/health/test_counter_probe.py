@@ -1,16 +1,17 @@
-"""The counter probe through the real pynvml over a simulated libnvidia-ml (tests/nvml_sim) and
+"""The counter probe through the real pynvml over a simulated libnvidia-ml
+(rigcheck/testing/nvml_sim) and
 a fake sysfs: NotSupported is None, a refused read is an error record naming it, and one bad
 counter never costs the device's other facts."""
 
 import pynvml
 import pytest
 from counter_fakes import write_aer
-from nvml_sim import simulated_nvml
-from nvml_sim.from_facts import profile_from_snapshot
 
-from rigcheck.facts import counters, nvml
-from rigcheck.facts.synthetic import synthetic_snapshot
+from rigcheck.facts.nvidia import counters, nvml
 from rigcheck.spec import load_spec
+from rigcheck.testing.nvml_sim import simulated_nvml
+from rigcheck.testing.nvml_sim.from_facts import profile_from_snapshot
+from rigcheck.testing.synthetic import synthetic_snapshot
 
 
 def probe(device, tmp_path, **answers):

@@ -1,7 +1,7 @@
 """The host-limits probe on a fake /proc and /sys: values where they are, an error record or
 None ("no limit") where they are not, never an exception."""
 
-from rigcheck.facts import host_limits
+from rigcheck.facts.host import limits as host_limits
 
 
 def test_cgroup_limits_and_iommu_flags(tmp_path):

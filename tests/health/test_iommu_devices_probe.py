@@ -3,7 +3,7 @@ iommu_group is a link to /sys/kernel/iommu_groups/N, whose `type` file names the
 
 import os
 
-from rigcheck.facts.iommu_devices import probe_iommu_devices
+from rigcheck.facts.host.iommu_devices import probe_iommu_devices
 
 GPUS = [
     {"index": 0, "pci": {"bus_id": "0000:18:00.0"}},

@@ -10,7 +10,7 @@ import resource
 
 import pytest
 
-from rigcheck.facts import host_limits
+from rigcheck.facts.host import limits as host_limits
 
 
 def test_cpus_usable_are_the_affinity_not_the_hosts_count(monkeypatch):

@@ -16,9 +16,12 @@ import pytest
 from check_calls import call
 from test_xid_probe import BOOT, FakeRunner
 
-from rigcheck.facts import Facts, amdgpu_log, kernel_log, xid
-from rigcheck.facts.synthetic import synthetic_snapshot
+from rigcheck.facts import Facts
+from rigcheck.facts.kernel_log import amdgpu as amdgpu_log
+from rigcheck.facts.kernel_log import reader as kernel_log
+from rigcheck.facts.kernel_log import xid_events as xid
 from rigcheck.spec import load_spec
+from rigcheck.testing.synthetic import synthetic_snapshot
 
 checks = importlib.import_module("suites.facts.test_kernel_log")
 BAD = 2
@@ -26,7 +29,8 @@ BAD = 2
 # Azure HPC health checks (Azure/azurehpc-health-checks, customTests/azure_gpu_xid.nhc):
 # `readonly XID_EC="48 56 57 58 62 63 64 65 68 69 73 74 79 80 81 92 119 120"`, the codes that
 # fail a node. Transcribed by hand, not read from rigcheck's own copy. rigcheck follows NVIDIA's
-# Xid catalogue where the two differ (rigcheck/facts/xid_catalog.py, since issue 23), so the
+# Xid catalogue where the two differ (rigcheck/facts/kernel_log/xid_catalog.py, since issue 23),
+# so the
 # Azure list splits by NVIDIA's "Resolution Bucket (Immediate Action)", checked code by code in
 # leptonai/gpud components/accelerator/nvidia/xid/catalog_generated.go @b9842de (generated from
 # https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html), again by hand:

@@ -1,7 +1,8 @@
 """The counter probe's error paths with the real binding's exceptions, followed to the verdict.
 
 The probe runs through the real nvidia-ml-py (pynvml) over the simulated libnvidia-ml
-(tests/nvml_sim), answering from a snapshot's record: a call the profile refuses returns its C
+(rigcheck/testing/nvml_sim), answering from a snapshot's record: a call the profile refuses
+returns its C
 code, and the real binding raises its own subclass for it (NVMLError_GpuIsLost,
 NVMLError_NoPermission...). A NotSupported is "not counted" (None); every other error is an error
 record, and the check that reads it fails closed naming the GPU: never a pass. Written against
@@ -20,13 +21,14 @@ import pynvml
 import pytest
 from check_calls import call
 from counter_fakes import write_aer
-from nvml_sim import simulated_nvml
-from nvml_sim.from_facts import profile_from_snapshot
 
-from rigcheck.facts import Facts, counters, nvml
+from rigcheck.facts import Facts
+from rigcheck.facts.nvidia import counters, nvml
 from rigcheck.facts.probe import is_error
-from rigcheck.facts.synthetic import synthetic_snapshot
 from rigcheck.spec import load_spec
+from rigcheck.testing.nvml_sim import simulated_nvml
+from rigcheck.testing.nvml_sim.from_facts import profile_from_snapshot
+from rigcheck.testing.synthetic import synthetic_snapshot
 
 checks = importlib.import_module("suites.facts.test_counters")
 H100 = load_spec("h100")

@@ -1,7 +1,7 @@
-"""rigcheck/facts/uptime.py: the host's uptime from /proc/uptime, or why not."""
+"""rigcheck/facts/host/uptime.py: the host's uptime from /proc/uptime, or why not."""
 
+from rigcheck.facts.host.uptime import probe_uptime
 from rigcheck.facts.probe import is_error
-from rigcheck.facts.uptime import probe_uptime
 
 
 def test_reads_the_first_field_of_proc_uptime(tmp_path):

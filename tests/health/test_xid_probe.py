@@ -6,8 +6,8 @@ import subprocess
 
 import pytest
 
-from rigcheck.facts import kernel_log
-from rigcheck.facts.xid_catalog import CATALOG, judge, lookup
+from rigcheck.facts.kernel_log import reader as kernel_log
+from rigcheck.facts.kernel_log.xid_catalog import CATALOG, judge, lookup
 
 XID_79 = (
     "[ 3600.250000] gpu01 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python, "
@@ -233,7 +233,7 @@ def test_an_unknown_code_fails_closed_and_says_what_to_do_with_the_machine():
 
 
 def test_an_nvrm_kind_todays_table_lacks_is_still_a_machine_fault():
-    from rigcheck.facts import nvrm_log
+    from rigcheck.facts.kernel_log import nvrm as nvrm_log
 
     assert nvrm_log.find("fallen_off_bus").cause == "machine"
     unknown = nvrm_log.find("gsp_heartbeat_lost")

@@ -7,7 +7,8 @@ import pytest
 from test_xid_probe import BOOT, JOURNAL_HINT, FakeRunner
 
 from rigcheck.burnin import events
-from rigcheck.facts import kernel_log, xid
+from rigcheck.facts.kernel_log import reader as kernel_log
+from rigcheck.facts.kernel_log import xid_events as xid
 
 
 @pytest.fixture

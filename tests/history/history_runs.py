@@ -20,7 +20,8 @@ _spec.loader.exec_module(maker)
 SERIALS, UUIDS = maker.SERIALS, maker.UUIDS
 HEALTHY = {"matmul_bf16_tflops": 900.0, "hbm_bandwidth_gbps": 3000.0}
 # Written by hand for these tests in the form suites/facts/test_kernel_log.py writes it (the
-# meaning from rigcheck/facts/xid_catalog.py); 0000:28:00.0 is GPU 1 of the synthetic node.
+# meaning from rigcheck/facts/kernel_log/xid_catalog.py); 0000:28:00.0 is GPU 1 of the synthetic
+# node.
 XID_79_GPU1 = (
     "Xid 79 x1 on GPU 1 (0000:28:00.0): GPU has fallen off the bus (lost from PCIe) (machine "
     "fault). To do: reboot; check power, riser/cable seating and cooling."

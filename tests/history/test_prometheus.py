@@ -15,7 +15,7 @@ import pytest
 from history_runs import XID_79, node_run, parsed_samples
 from history_services import PrometheusStack, wait_for
 
-from rigcheck.prometheus_textfile import FILE_NAME, render, write_textfile
+from rigcheck.history.prometheus_textfile import FILE_NAME, render, write_textfile
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ import subprocess
 import sys
 
 CODE = (
-    "import sys; import rigcheck.memory, rigcheck.memory.cli, rigcheck.memory.plugin; "
+    "import sys; import rigcheck.memory, rigcheck.memory.cli, rigcheck.plugin.memory; "
     "sys.exit('torch' in sys.modules)"
 )
 

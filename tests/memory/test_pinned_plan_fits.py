@@ -11,8 +11,8 @@ import pytest
 from check_calls import call
 
 from rigcheck.facts import Facts
-from rigcheck.facts.synthetic import synthetic_snapshot
 from rigcheck.spec import load_spec
+from rigcheck.testing.synthetic import synthetic_snapshot
 
 plan_fits = importlib.import_module("suites.memory.test_plan_fits")
 GIB = 2**30

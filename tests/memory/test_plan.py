@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from rigcheck.facts.synthetic import synthetic_snapshot
 from rigcheck.memory.errors import ConfigError
 from rigcheck.memory.estimate import Job
 from rigcheck.memory.plan import job_from_options, load_plan, plan_argv
 from rigcheck.memory.presets import preset
 from rigcheck.spec import load_spec
+from rigcheck.testing.synthetic import synthetic_snapshot
 
 CHECK = str(Path(__file__).resolve().parents[2] / "suites" / "memory" / "test_plan_fits.py")
 SMALL = {"model": "gpt2", "inference": True, "seq": 128, "overhead": "0"}
@@ -76,7 +76,7 @@ def write_json(tmp_path):
 def run_check(pytester, *args, live: bool = False):
     """A real pytest run of the check; in a subprocess when it collects this machine's facts."""
     run = pytester.runpytest_subprocess if live else pytester.runpytest_inprocess
-    return run("-p", "no:cacheprovider", "-p", "rigcheck.memory.plugin", "-rsf", *args, CHECK)
+    return run("-p", "no:cacheprovider", "-p", "rigcheck.plugin.memory", "-rsf", *args, CHECK)
 
 
 def test_without_plan_the_check_skips_and_says_how(pytester, write_json) -> None:

@@ -29,7 +29,7 @@ def class_run(pytester: pytest.Pytester, monkeypatch, tmp_path):
     judged by the committed spec (expected/), with these measurements replayed."""
     monkeypatch.delenv("RIGCHECK_EXPECTED_DIR", raising=False)
     monkeypatch.setenv("RIGCHECK_REPORT_DIR", str(tmp_path / "reports"))
-    runner = SuiteRunner(pytester, "-o", "junit_family=xunit1", "-p", "no:rigcheck.reports.plugin")
+    runner = SuiteRunner(pytester, "-o", "junit_family=xunit1", "-p", "no:rigcheck.plugin.reports")
 
     def run(name: str, replay: dict, *args: str) -> Run:
         done = runner(

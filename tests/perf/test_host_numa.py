@@ -18,11 +18,11 @@ torch = pytest.importorskip("torch")
 from perf_inputs import h100_facts  # noqa: E402
 
 from rigcheck.facts import Facts  # noqa: E402
-from rigcheck.facts.synthetic import synthetic_snapshot  # noqa: E402
 from rigcheck.measure import host_link, numa  # noqa: E402
 from rigcheck.measure.device import MeasuredDevice, measured_devices  # noqa: E402
 from rigcheck.measure.timing import Plan, Timer  # noqa: E402
 from rigcheck.spec import load_spec  # noqa: E402
+from rigcheck.testing.synthetic import synthetic_snapshot  # noqa: E402
 
 NODE0, NODE1 = "0-55,112-167", "56-111,168-223"
 

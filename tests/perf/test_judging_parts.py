@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from nvml_sim import machine_profile, simulated_nvml
 from perf_inputs import cpu_facts, h100_facts
 
 from rigcheck.facts import Facts
@@ -16,6 +15,7 @@ from rigcheck.measure.device import measured_devices
 from rigcheck.measure.replay import ReplayError, load_replay
 from rigcheck.measure.telemetry import Telemetry, explain, summarise
 from rigcheck.spec import load_spec
+from rigcheck.testing.nvml_sim import machine_profile, simulated_nvml
 from rigcheck.verdict import FAIL, PASS, WARN
 
 

@@ -6,13 +6,13 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from rigcheck.facts import Facts
-from rigcheck.facts.synthetic import synthetic_snapshot
 from rigcheck.measure import check
 from rigcheck.measure.catalogue import Entry
 from rigcheck.measure.check import PerfCheck, PerfSession
 from rigcheck.measure.device import MeasuredDevice
 from rigcheck.measure.measurement import Measurement
 from rigcheck.spec import load_spec
+from rigcheck.testing.synthetic import synthetic_snapshot
 
 CPU = MeasuredDevice("cpu", "cpu", "cpu")
 ENTRY = Entry("matmul_fp32_tflops", "TFLOP/s", None, lambda spec, facts, device: None)

@@ -6,8 +6,8 @@ import json
 
 from perf_inputs import h100_facts, measurements
 
-from rigcheck.measure.plugin import machine_summary
 from rigcheck.measure.replay import load_replay
+from rigcheck.plugin.measure import machine_summary
 
 
 def test_a_live_cpu_measurement_is_stored_per_class_with_its_figures(perf_run, spec_dir):

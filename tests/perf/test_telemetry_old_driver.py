@@ -1,15 +1,16 @@
 """Telemetry on an R525-R530 driver (issue 10): nvidia-ml-py binds the R535 clock-event call,
 the driver exports only the older throttle-reasons one; sampling must go on with it.
 
-The real pynvml over a simulated R525 libnvidia-ml (tests/nvml_sim): the R535 symbol is absent,
+The real pynvml over a simulated R525 libnvidia-ml (rigcheck/testing/nvml_sim): the R535 symbol is
+absent,
 so the binding itself raises FunctionNotFound, as it does on such a driver."""
 
-from nvml_sim import machine_profile, simulated_nvml
 from perf_inputs import h100_facts
 
 from rigcheck.facts import Facts
 from rigcheck.measure.device import measured_devices
 from rigcheck.measure.telemetry import Telemetry, explain
+from rigcheck.testing.nvml_sim import machine_profile, simulated_nvml
 
 
 def old_driver(mask: int, throttle_answer: str | None = None):

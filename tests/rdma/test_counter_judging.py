@@ -4,7 +4,7 @@ iWARP NIC without a PMA from node_exporter#966), judged as they stand and over a
 import pytest
 from sysfs_listing import fixture_tree
 
-from rigcheck.facts.rdma_counters import sample_ports
+from rigcheck.facts.fabric.rdma_counters import sample_ports
 from rigcheck.rdma.counter_verdict import FAIL_ABOVE, judge_change, judge_levels
 
 HEALTHY = "procfs-healthy.txt"

@@ -3,12 +3,11 @@ collect_facts through the real pynvml, the torch side a stand-in (it is not NVML
 
 from __future__ import annotations
 
-from nvml_sim import simulated_nvml
-
 from rigcheck.detect import detect_class
 from rigcheck.facts.collect import collect_facts
-from rigcheck.facts.synthetic import synthetic_snapshot
 from rigcheck.spec import load_all, load_spec
+from rigcheck.testing.nvml_sim import simulated_nvml
+from rigcheck.testing.synthetic import synthetic_snapshot
 
 SNAPSHOT = synthetic_snapshot(load_spec("h100"), gpus=8)
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pynvml
 import pytest
-from nvml_sim import simulated_nvml
 
 from rigcheck.burnin import counters as burnin_counters
 from rigcheck.burnin.sampler import nvml_reader
 from rigcheck.measure.telemetry import read_sample
+from rigcheck.testing.nvml_sim import simulated_nvml
 
 
 def first_handle():

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import pynvml
 import pytest
-from nvml_sim import DRIVERS, MACHINES, machine_profile, simulated_nvml
 
-from rigcheck.facts.nvml import probe_nvidia
+from rigcheck.facts.nvidia.nvml import probe_nvidia
 from rigcheck.facts.probe import is_error
+from rigcheck.testing.nvml_sim import DRIVERS, MACHINES, machine_profile, simulated_nvml
 
 HEALTHY = [m for m in MACHINES if not m.startswith("vgpu")]
 
@@ -155,7 +155,7 @@ def test_nvlink_numbers_past_the_last_link_are_skipped():
 def test_no_driver_is_a_reason_not_a_crash(monkeypatch):
     monkeypatch.setattr(pynvml, "nvmlLib", None)
     monkeypatch.setattr(pynvml, "CDLL", _no_library)
-    from rigcheck.facts.nvml import probe_nvidia as fresh
+    from rigcheck.facts.nvidia.nvml import probe_nvidia as fresh
 
     software, devices = fresh()
     assert software["present"] is False and "NVML unavailable" in software["reason"]
@@ -182,7 +182,7 @@ def test_the_bindings_own_fabric_struct_is_why_rigcheck_brings_its_own():
     struct a registered HGX GPU reads as state 0 (not_supported). rigcheck's FabricInfo reads 3."""
     import ctypes
 
-    from rigcheck.facts.counters import FabricInfo
+    from rigcheck.facts.nvidia.counters import FabricInfo
 
     with simulated_nvml("h100_hgx"):
         pynvml.nvmlInit()

@@ -1,7 +1,8 @@
 """No stand-in accepts a call the real library refuses.
 
 The hand-written pynvml stand-ins are retired: every NVML read in the self-tests goes through
-the real pynvml, with only libnvidia-ml simulated below it (tests/nvml_sim). This file guards
+the real pynvml, with only libnvidia-ml simulated below it (rigcheck/testing/nvml_sim). This file
+guards
 both halves: no test builds a pynvml of its own again, and the simulator below the binding
 refuses what libnvidia-ml refuses.
 """
@@ -14,8 +15,9 @@ from pathlib import Path
 
 import pynvml
 import pytest
-from nvml_sim import machine_profile, simulated_nvml
-from nvml_sim.capi import SimulatedCrash
+
+from rigcheck.testing.nvml_sim import machine_profile, simulated_nvml
+from rigcheck.testing.nvml_sim.capi import SimulatedCrash
 
 TESTS = Path(__file__).resolve().parents[1]
 
@@ -48,7 +50,8 @@ def test_no_test_builds_its_own_pynvml():
     files = [p for p in TESTS.rglob("*.py") if "nvml_sim" not in p.parts]
     found = [hit for path in files for hit in stand_in_calls(path)]
     assert not found, (
-        f"hand-written pynvml calls (use tests/nvml_sim below the real binding instead): {found}"
+        f"hand-written pynvml calls (use rigcheck/testing/nvml_sim below the real binding "
+        f"instead): {found}"
     )
 
 
@@ -75,7 +78,7 @@ def test_the_real_binding_refuses_the_one_argument_fabric_call():
 
 def test_the_library_refuses_a_struct_passed_by_value():
     """What nvidia-ml-py's own wrapper would pass if a caller handed it the struct itself."""
-    from rigcheck.facts.counters import FabricInfo
+    from rigcheck.facts.nvidia.counters import FabricInfo
 
     with simulated_nvml("h100_hgx") as lib:
         pynvml.nvmlInit()
@@ -120,7 +123,7 @@ def test_retired_pages_are_read_back_and_an_unknown_cause_is_refused():
 
 
 def test_a_lost_gpu_answers_gpu_is_lost():
-    from nvml_sim import machine_profile
+    from rigcheck.testing.nvml_sim import machine_profile
 
     machine = machine_profile("h100_hgx")
     machine["gpus"][1]["lost"] = True

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from rigcheck.facts import fabric
+from rigcheck.facts.fabric import nics as fabric
 
 CORPUS = json.loads(
     (Path(__file__).resolve().parents[2] / "fixtures" / "realworld" / "ib_ports.json").read_text()

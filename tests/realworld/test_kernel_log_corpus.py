@@ -22,10 +22,13 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from check_calls import call  # noqa: E402
 
-from rigcheck.facts import Facts, amdgpu_log, kernel_log, nvrm_log  # noqa: E402
-from rigcheck.facts.synthetic import synthetic_snapshot  # noqa: E402
-from rigcheck.facts.xid_catalog import NOT_FAILED, judge  # noqa: E402
+from rigcheck.facts import Facts  # noqa: E402
+from rigcheck.facts.kernel_log import amdgpu as amdgpu_log  # noqa: E402
+from rigcheck.facts.kernel_log import nvrm as nvrm_log  # noqa: E402
+from rigcheck.facts.kernel_log import reader as kernel_log  # noqa: E402
+from rigcheck.facts.kernel_log.xid_catalog import NOT_FAILED, judge  # noqa: E402
 from rigcheck.spec import load_spec  # noqa: E402
+from rigcheck.testing.synthetic import synthetic_snapshot  # noqa: E402
 
 CORPUS = json.loads((ROOT / "fixtures" / "realworld" / "kernel_log.json").read_text())
 ITEMS = [(vendor, item) for vendor in ("nvidia", "amdgpu") for item in CORPUS[vendor]]

@@ -48,7 +48,7 @@ def replay(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch):
     runner = SuiteRunner(pytester)
 
     def run(snapshot: Path | dict[str, Any], *args: str, reports: bool = False) -> Replay:
-        plugins = [] if reports else ["-p", "no:rigcheck.reports.plugin"]
+        plugins = [] if reports else ["-p", "no:rigcheck.plugin.reports"]
         done = runner(SUITES, *args, *plugins, inputs={"--facts": snapshot})
         failed, errors = (
             {n: c.problems[tag] for n, c in done.cases.items() if tag in c.problems}

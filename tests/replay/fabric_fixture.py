@@ -15,9 +15,9 @@ from typing import Any
 
 from fake_sysfs import build_node
 
-from rigcheck.facts.fabric import probe_fabric
-from rigcheck.facts.synthetic import synthetic_snapshot
+from rigcheck.facts.fabric.nics import probe_fabric
 from rigcheck.spec import load_spec
+from rigcheck.testing.synthetic import synthetic_snapshot
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "fabric" / "hgx-h100-8x-ndr.json"
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from rigcheck.facts import amd_smi
-from rigcheck.facts.synthetic import synthetic_snapshot
+from rigcheck.facts.amd import smi as amd_smi
 from rigcheck.spec import load_spec
+from rigcheck.testing.synthetic import synthetic_snapshot
 
 SNAPSHOTS = Path(__file__).resolve().parents[2] / "fixtures" / "snapshots"
 MI300X = json.loads((SNAPSHOTS / "mi300x.json").read_text())

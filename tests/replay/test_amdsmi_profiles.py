@@ -1,7 +1,8 @@
-"""The MI300X platform profile (rigcheck/amdsmi_sim/profiles/mi300x_8gpu.json: values from public
+"""The MI300X platform profile (rigcheck/testing/amdsmi_sim/profiles/mi300x_8gpu.json: values from
+public
 amd-smi and rocm-smi outputs, each with its source) read through each real amdsmi release and
 judged by the suites: a healthy 8-GPU MI300X node passes every fact check on every release
-(before ROCm 6.4 its xGMI links are read from the topology: rigcheck/facts/amd_smi.py)."""
+(before ROCm 6.4 its xGMI links are read from the topology: rigcheck/facts/amd/smi.py)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ import copy
 import pytest
 from amd_real import RELEASES, healthy_node, probe
 
-from rigcheck.amdsmi_sim import import_amdsmi
-from rigcheck.amdsmi_sim.profiles import node_from_profile
+from rigcheck.testing.amdsmi_sim import import_amdsmi
+from rigcheck.testing.amdsmi_sim.profiles import node_from_profile
 
 
 def profiled_snapshot(release, monkeypatch, tmp_path):

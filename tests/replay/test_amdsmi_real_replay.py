@@ -10,7 +10,7 @@ import copy
 import pytest
 from amd_real import RELEASES, healthy_node, probe
 
-from rigcheck.amdsmi_sim import release_of
+from rigcheck.testing.amdsmi_sim import release_of
 
 
 def probed_snapshot(release, monkeypatch, tmp_path) -> dict:

@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 from class_rotation import rotated_cases
 
-from rigcheck.facts.synthetic import synthetic_snapshot
-from rigcheck.facts.variants import load_variants
 from rigcheck.spec import load_all
+from rigcheck.testing.synthetic import synthetic_snapshot
+from rigcheck.testing.variants import load_variants
 
 SNAPSHOTS = Path(__file__).resolve().parents[2] / "fixtures" / "snapshots"
 SPECS = load_all()

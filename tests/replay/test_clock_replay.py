@@ -3,8 +3,8 @@ the GPU; a refused read fails closed; each idle reason's message says how to und
 
 import copy
 
-from rigcheck.facts.synthetic import synthetic_snapshot
 from rigcheck.spec import load_spec
+from rigcheck.testing.synthetic import synthetic_snapshot
 
 H100 = synthetic_snapshot(load_spec("h100"), gpus=8)
 CEILING = "test_boost_clock_ceiling_at_board_max"

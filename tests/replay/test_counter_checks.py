@@ -67,8 +67,8 @@ def test_a_class_without_the_limit_fails_closed(replay, tmp_path, monkeypatch):
 
 def test_iommu_passthrough_by_its_generic_flag_passes(replay):
     """iommu.passthrough=1 is iommu=pt by another name: the IOMMU leaves GPU DMA untranslated."""
-    from rigcheck.facts.synthetic import synthetic_snapshot
     from rigcheck.spec import load_spec
+    from rigcheck.testing.synthetic import synthetic_snapshot
 
     snapshot = synthetic_snapshot(load_spec("h100"), gpus=8)
     iommu = {"groups": 120, "cmdline": ["intel_iommu=on", "iommu.passthrough=1"]}

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 from fake_sysfs import build_node
 
-from rigcheck.facts.fabric import parse_rate, probe_fabric, same_switch
+from rigcheck.facts.fabric.nics import parse_rate, probe_fabric, same_switch
 from rigcheck.facts.snapshot import Facts
-from rigcheck.facts.synthetic import synthetic_snapshot
 from rigcheck.spec import load_spec
+from rigcheck.testing.synthetic import synthetic_snapshot
 
 REPO = Path(__file__).resolve().parents[2]
 NODE_SPEC = REPO / "docs/fabric/dgx-h100.json"  # 8 x 400 Gb/s IB, one per GPU, on its switch

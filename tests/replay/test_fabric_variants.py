@@ -5,8 +5,8 @@ import json
 
 from fabric_fixture import FIXTURE, healthy_fabric, render
 
-from rigcheck.facts.variants import load_variants
 from rigcheck.spec import load_spec
+from rigcheck.testing.variants import load_variants
 
 
 def test_the_fixture_is_what_the_probe_reads_from_a_healthy_node():

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from rigcheck.facts.synthetic import synthetic_snapshot
 from rigcheck.spec import load_spec
+from rigcheck.testing.synthetic import synthetic_snapshot
 
 SNAPSHOTS = Path(__file__).resolve().parents[2] / "fixtures" / "snapshots"
 H100 = json.loads((SNAPSHOTS / "h100.json").read_text())

@@ -8,15 +8,15 @@ asserts a failure naming the fact or a usage error naming the field.
 
 CI runs 200 examples (about a minute on 2 cores); a longer run:
     pytest tests/replay/test_fact_mutations.py --hypothesis-profile=facts-long
-or the seeded fuzz: python -m rigcheck.facts.fuzz --seed 1 --count 500
+or the seeded fuzz: python -m rigcheck.testing.fuzz --seed 1 --count 500
 """
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rigcheck.facts import fuzz, mutations
 from rigcheck.spec import known_classes
+from rigcheck.testing import fuzz, mutations
 
 CLASSES = known_classes()
 GOODS = {name: fuzz.good_snapshot(name) for name in CLASSES}

@@ -8,13 +8,13 @@ import pytest
 from rigcheck.detect import detect_class
 from rigcheck.facts import Facts
 from rigcheck.facts.snapshot import validate_snapshot
-from rigcheck.facts.synthetic import synthetic_snapshot
 from rigcheck.spec import load_all
+from rigcheck.testing.synthetic import synthetic_snapshot
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 SNAPSHOTS = FIXTURES / "snapshots"
 SPECS = load_all()
-REGENERATE = "python -m rigcheck.facts.synthetic --write fixtures/snapshots"
+REGENERATE = "python -m rigcheck.testing.synthetic --write fixtures/snapshots"
 
 
 def read(path: Path) -> dict:

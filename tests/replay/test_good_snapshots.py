@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from rigcheck.facts.synthetic import synthetic_snapshot
 from rigcheck.spec import load_all
+from rigcheck.testing.synthetic import synthetic_snapshot
 
 SNAPSHOTS = Path(__file__).resolve().parents[2] / "fixtures" / "snapshots"
 SPECS = load_all()

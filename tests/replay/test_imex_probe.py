@@ -1,9 +1,9 @@
-"""The IMEX channel probe (rigcheck/facts/imex.py) on a fake /dev: no folder, an empty one,
+"""The IMEX channel probe (rigcheck/facts/nvidia/imex.py) on a fake /dev: no folder, an empty one,
 channels among other files, and a folder it cannot list."""
 
 from __future__ import annotations
 
-from rigcheck.facts.imex import CHANNEL_DIR, probe_imex
+from rigcheck.facts.nvidia.imex import CHANNEL_DIR, probe_imex
 
 
 def test_no_channel_folder_is_no_channel(tmp_path):

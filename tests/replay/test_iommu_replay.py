@@ -3,8 +3,8 @@ snapshot says it, and only falls back to the boot flags where it does not."""
 
 import pytest
 
-from rigcheck.facts.synthetic import synthetic_snapshot
 from rigcheck.spec import load_spec
+from rigcheck.testing.synthetic import synthetic_snapshot
 
 CHECK = "test_iommu_not_translating_p2p"
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from rigcheck.facts import mutations
+from rigcheck.testing import mutations
 
 SNAPSHOTS = Path(__file__).resolve().parents[2] / "fixtures" / "snapshots"
 # (class, fact, value): 6 passed, 5 crashed in a check, 1 was "row remap FAILED" on "N/A".

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from fake_sysfs import build_node
 
-from rigcheck.facts.fabric import probe_fabric
-from rigcheck.facts.synthetic import synthetic_snapshot
+from rigcheck.facts.fabric.nics import probe_fabric
 from rigcheck.spec import load_spec
+from rigcheck.testing.synthetic import synthetic_snapshot
 
 NODE_SPEC = Path(__file__).resolve().parents[2] / "docs/fabric/dgx-h100.json"
 CHECKS = {

@@ -4,8 +4,8 @@ while a node that lost a GPU still fails test_device_count."""
 import pytest
 
 from rigcheck.detect import expected_gpu_count
-from rigcheck.facts.synthetic import synthetic_snapshot
 from rigcheck.spec import load_spec
+from rigcheck.testing.synthetic import synthetic_snapshot
 
 H100 = load_spec("h100")
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from rdma_runs import write_run
 
-from rigcheck.facts.synthetic import synthetic_snapshot
 from rigcheck.spec import load_spec
+from rigcheck.testing.synthetic import synthetic_snapshot
 
 SPEC = Path(__file__).resolve().parents[2] / "docs/fabric/dgx-h100.json"  # 380 Gb/s, 4.2 us
 CHECKS = {"test_every_rdma_pair_measured", "test_no_slow_rdma_port_node_or_link",

@@ -1,17 +1,18 @@
 """A healthy HGX H100 whose NVML facts rigcheck read through the real pynvml, over a simulated
 libnvidia-ml answering what NVIDIA's own 8x H100 capture shows, passes every h100 fact check.
 
-The simulator and its profiles: tests/nvml_sim. The rest of the snapshot is the synthetic one.
+The simulator and its profiles: rigcheck/testing/nvml_sim. The rest of the snapshot is the
+synthetic one.
 """
 
 from __future__ import annotations
 
 import pytest
-from nvml_sim import machine_profile
-from nvml_sim.snapshot import fake_sysfs, simulated_snapshot
 
-from rigcheck.facts.synthetic import synthetic_snapshot
 from rigcheck.spec import load_spec
+from rigcheck.testing.nvml_sim import machine_profile
+from rigcheck.testing.nvml_sim.snapshot import fake_sysfs, simulated_snapshot
+from rigcheck.testing.synthetic import synthetic_snapshot
 
 # The capture (driver 580.105.08) counts 106-174 PCIe replays per GPU since its driver loaded,
 # above h100's pcie_replays_max (80, DCGM's per-run allowance). Judged as a rate since boot, as
@@ -61,7 +62,7 @@ def test_the_captured_replay_counts_pass_over_a_days_uptime(replay, tmp_path):
 
 
 # What each other capture fails on its class, and why: each a fact of the real machine
-# (tests/nvml_sim/profiles/machines/*.json name the capture), not a defect of the probes.
+# (rigcheck/testing/nvml_sim/profiles/machines/*.json name the capture), not a defect of the probes.
 CAPTURE_FINDINGS = {
     # NVIDIA's capture of a single-GPU A100 VM: nothing.
     ("a100_sxm", "a100_40gb"): set(),
@@ -100,7 +101,8 @@ def test_the_b200_captures_persistence_mode_fails_with_the_daemons_advice(replay
 
 
 def test_a_vgpu_guest_fails_closed_naming_what_it_cannot_read(replay, tmp_path):
-    """tests/nvml_sim/profiles/machines/vgpu_a100.json: NotSupported and NoPermission reads."""
+    """rigcheck/testing/nvml_sim/profiles/machines/vgpu_a100.json: NotSupported and NoPermission
+    reads."""
     snapshot = read_through_pynvml(tmp_path, machine_profile("vgpu_a100"), "a100_40gb")
     result = replay(snapshot, "-m", "a100_40gb", "--gpus", "1")
     assert not result.errors, result.describe()

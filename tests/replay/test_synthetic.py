@@ -10,13 +10,16 @@ from types import SimpleNamespace
 import pytest
 from amd_real import real_amdsmi
 from counter_fakes import write_aer
-from nvml_sim import simulated_nvml
-from nvml_sim.from_facts import profile_from_snapshot
 
-from rigcheck.facts import amd, apple, counters, nvml, torch_probe
-from rigcheck.facts.synthetic import synthetic_snapshot
-from rigcheck.facts.topology import nodes_of_cpus, nvlink_between, parse_cpulist
+from rigcheck.facts.amd import devices as amd
+from rigcheck.facts.apple import sysctl as apple
+from rigcheck.facts.host import torch_probe
+from rigcheck.facts.nvidia import counters, nvml
+from rigcheck.facts.nvidia.topology import nodes_of_cpus, nvlink_between, parse_cpulist
 from rigcheck.spec import Spec, load_all
+from rigcheck.testing.nvml_sim import simulated_nvml
+from rigcheck.testing.nvml_sim.from_facts import profile_from_snapshot
+from rigcheck.testing.synthetic import synthetic_snapshot
 
 SPECS = load_all()
 RECORDED = json.loads(

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from rigcheck.facts.variants import VariantError, apply_changes, load_variants, matches
 from rigcheck.spec import load_all
+from rigcheck.testing.variants import VariantError, apply_changes, load_variants, matches
 
 SUITES = Path(__file__).resolve().parents[2] / "suites"
 SPECS = load_all()

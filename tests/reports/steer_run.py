@@ -23,7 +23,7 @@ started = 0
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_setup(item):
     global started
-    from rigcheck.plugin import is_suite_item
+    from rigcheck.plugin.core import is_suite_item
 
     if is_suite_item(item):
         started += 1

@@ -159,7 +159,7 @@ def test_a_run_of_other_tests_writes_no_report(tmp_path):
     (tmp_path / "test_other.py").write_text("def test_other():\n    pass\n")
     root = tmp_path / "reports"
     result = subprocess.run(
-        [*suite_command()[:5], "-p", "rigcheck.plugin", "-p", "rigcheck.reports.plugin",
+        [*suite_command()[:5], "-p", "rigcheck.plugin", "-p", "rigcheck.plugin.reports",
          "test_other.py"],
         cwd=tmp_path, env=suite_env(RIGCHECK_REPORT_DIR=str(root)), capture_output=True,
         text=True, timeout=120,

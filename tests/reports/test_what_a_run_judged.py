@@ -8,9 +8,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from rigcheck.plugin.session import ReportSession
 from rigcheck.reports.certificate import measured_count
 from rigcheck.reports.run_lock import LOCK_NAME, hold
-from rigcheck.reports.session import ReportSession
 
 ROOT = Path(__file__).resolve().parents[2]
 SNAPSHOT = ROOT / "fixtures" / "snapshots" / "cpu.json"

@@ -1,4 +1,5 @@
-"""The simulated machines' profiles (tests/nvml_sim, rigcheck/amdsmi_sim) cite sources a user of
+"""The simulated machines' profiles (rigcheck/testing/nvml_sim, rigcheck/testing/amdsmi_sim) cite
+sources a user of
 this repository can open: no developer's notes or home folders (test_provenance.py's OUTSIDE)."""
 
 from __future__ import annotations
@@ -10,9 +11,9 @@ from test_provenance import OUTSIDE
 
 ROOT = Path(__file__).resolve().parents[2]
 PROFILES = sorted(
-    [*(ROOT / "tests/nvml_sim/profiles").rglob("*.json"),
-     *(ROOT / "rigcheck/amdsmi_sim/profiles").rglob("*.json"),
-     ROOT / "tests/nvml_sim/make_profiles.py"]
+    [*(ROOT / "rigcheck/testing/nvml_sim/profiles").rglob("*.json"),
+     *(ROOT / "rigcheck/testing/amdsmi_sim/profiles").rglob("*.json"),
+     ROOT / "rigcheck/testing/nvml_sim/make_profiles.py"]
 )  # fmt: skip
 
 

@@ -1,0 +1,1 @@
+"""rigcheck/facts/kernel_log."""

@@ -1,0 +1,567 @@
+"""A simulated libnvidia-ml: each C symbol a Python function over ctypes arguments.
+
+pynvml looks every C function up by name on its loaded library (`getattr(nvmlLib, name)`, in
+`_nvmlGetFunctionPointer`), calls it with ctypes arguments and raises on the returned code.
+`SimulatedLibrary` stands where that CDLL stands: it exports only the symbols the simulated
+driver generation exports (AttributeError otherwise, which pynvml turns into FUNCTION_NOT_FOUND),
+reads arguments and writes out-parameters as the C function does (capi.write), and returns the
+codes nvml.h documents. Which values it answers comes from a device profile (profiles/*.json).
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Callable
+from typing import Any
+
+from rigcheck.testing.nvml_sim import capi
+from rigcheck.testing.nvml_sim.capi import value, write, write_string
+
+SYMBOLS: dict[str, Callable[..., int]] = {}
+HANDLE_BASE = 0x5100_0000  # opaque nvmlDevice_t values; pynvml never dereferences them
+
+
+def symbol(name: str) -> Callable:
+    def register(fn: Callable[..., int]) -> Callable[..., int]:
+        SYMBOLS[name] = fn
+        return fn
+
+    return register
+
+
+class NvmlStatus(Exception):
+    """A non-success return code, raised inside a handler and returned to the binding."""
+
+    def __init__(self, code: int) -> None:
+        self.code = code
+
+
+class SimulatedLibrary:
+    """The loaded "libnvidia-ml.so.1" for one machine profile and one driver generation."""
+
+    def __init__(self, machine: dict[str, Any], driver: dict[str, Any]) -> None:
+        self.machine = machine
+        self.driver = driver
+        self.exported = set(driver["symbols"])
+        self.initialized = 0
+        self.calls: list[str] = []
+        self.crashes: list[str] = []
+
+    def __getattr__(self, name: str) -> Callable[..., int]:
+        if name.startswith("_") or name not in self.exported:
+            raise AttributeError(f"libnvidia-ml {self.driver['version']} has no symbol {name}")
+        if name not in SYMBOLS:
+            raise NotImplementedError(f"the simulator does not implement {name} yet")
+        return lambda *args: self._call(name, *args)
+
+    def _call(self, name: str, *args: Any) -> int:
+        self.calls.append(name)
+        if name not in ("nvmlInitWithFlags", "nvmlInit_v2") and not self.initialized:
+            return capi.UNINITIALIZED
+        refused = self.machine.get("answers", {}).get(name)  # machine-wide, e.g. the GPU count
+        if refused is not None:
+            return capi.RETURN_CODES[refused]
+        try:
+            return SYMBOLS[name](self, *args)
+        except NvmlStatus as status:
+            return status.code
+        except capi.SimulatedCrash as crash:
+            self.crashes.append(f"{name}: {crash}")
+            raise
+        except Exception as bug:  # a profile or simulator mistake, never rigcheck's to catch
+            self.crashes.append(f"{name}: the simulator failed: {bug!r}")
+            raise
+
+    # --- helpers for the handlers ---
+    def gpu(self, handle: Any) -> dict[str, Any]:
+        """The profile entry behind an nvmlDevice_t; GPU_IS_LOST for a GPU off the bus."""
+        address = ctypes.cast(handle, ctypes.c_void_p).value or 0
+        index = (address - HANDLE_BASE) // 0x100
+        gpus = self.machine["gpus"]
+        if not 0 <= index < len(gpus) or address != HANDLE_BASE + index * 0x100:
+            raise NvmlStatus(capi.INVALID_ARGUMENT)
+        return self.read_gpu(gpus[index])
+
+    def read_gpu(self, gpu: dict[str, Any]) -> dict[str, Any]:
+        if gpu.get("lost"):
+            raise NvmlStatus(capi.GPU_IS_LOST)
+        return gpu
+
+    def field(self, gpu: dict[str, Any], name: str, call: str) -> Any:
+        """gpu[name], or the return code the profile gives this call on this GPU."""
+        answer = gpu.get("answers", {}).get(call)
+        if answer is not None:
+            raise NvmlStatus(capi.RETURN_CODES[answer])
+        data = gpu.get(name)
+        if data is None:
+            raise NvmlStatus(capi.NOT_SUPPORTED)
+        return data
+
+
+def need(lib: SimulatedLibrary, h: Any, name: str, call: str) -> Any:
+    return lib.field(lib.gpu(h), name, call)
+
+
+# --- init and system ---
+@symbol("nvmlInitWithFlags")
+def _init(lib, flags):
+    lib.initialized += 1
+    return capi.SUCCESS
+
+
+@symbol("nvmlShutdown")
+def _shutdown(lib):
+    lib.initialized -= 1
+    return capi.SUCCESS
+
+
+@symbol("nvmlSystemGetDriverVersion")
+def _driver_version(lib, buffer, length):
+    return write_string(buffer, length, lib.driver["version"])
+
+
+@symbol("nvmlSystemGetCudaDriverVersion_v2")
+def _cuda_version(lib, out):
+    write(out, ctypes.c_int, lib.driver["cuda_driver_version"])
+    return capi.SUCCESS
+
+
+@symbol("nvmlDeviceGetCount_v2")
+def _count(lib, out):
+    write(out, ctypes.c_uint, len(lib.machine["gpus"]))
+    return capi.SUCCESS
+
+
+def _set_handle(out, index):
+    write(out, ctypes.c_void_p, HANDLE_BASE + index * 0x100)
+    return capi.SUCCESS
+
+
+@symbol("nvmlDeviceGetHandleByIndex_v2")
+def _handle_by_index(lib, index, out):
+    gpus = lib.machine["gpus"]
+    i = value(index)
+    if not 0 <= i < len(gpus):
+        return capi.INVALID_ARGUMENT
+    lib.read_gpu(gpus[i])
+    return _set_handle(out, i)
+
+
+@symbol("nvmlDeviceGetHandleByPciBusId_v2")
+def _handle_by_bus(lib, bus_id, out):
+    wanted = _bus_key(value(bus_id).decode())
+    for i, gpu in enumerate(lib.machine["gpus"]):
+        if _bus_key(gpu["pci"]["bus_id"]) == wanted:
+            lib.read_gpu(gpu)
+            return _set_handle(out, i)
+    return capi.NOT_FOUND
+
+
+def _bus_key(bus_id: str) -> str:
+    """NVML accepts "0000:18:00.0" and "00000000:18:00.0" alike."""
+    domain, _, rest = bus_id.lower().partition(":")
+    return f"{int(domain, 16):08x}:{rest}"
+
+
+# --- identity ---
+def _string_getter(name: str, key: str) -> None:
+    @symbol(name)
+    def getter(lib, h, buffer, length):
+        return write_string(buffer, length, need(lib, h, key, name))
+
+
+for _name, _key in (
+    ("nvmlDeviceGetName", "name"),
+    ("nvmlDeviceGetUUID", "uuid"),
+    ("nvmlDeviceGetSerial", "serial"),
+    ("nvmlDeviceGetVbiosVersion", "vbios"),
+    ("nvmlDeviceGetInforomImageVersion", "inforom_image"),
+):
+    _string_getter(_name, _key)
+
+
+@symbol("nvmlDeviceGetInforomVersion")
+def _inforom(lib, h, which, buffer, length):
+    objects = need(lib, h, "inforom_objects", "nvmlDeviceGetInforomVersion")
+    name = {0: "oem", 1: "ecc", 2: "power"}.get(value(which))
+    if name is None:
+        return capi.INVALID_ARGUMENT
+    if objects.get(name) is None:
+        return capi.NOT_SUPPORTED
+    return write_string(buffer, length, objects[name])
+
+
+@symbol("nvmlDeviceGetPciInfo_v3")
+def _pci(lib, h, out):
+    pci = need(lib, h, "pci", "nvmlDeviceGetPciInfo_v3")
+    bus_id = pci["bus_id"].upper()
+    domain, bus, rest = bus_id.split(":")
+    info = capi.PciInfo(
+        busIdLegacy=f"{int(domain, 16):04X}:{bus}:{rest}".encode(),
+        domain=int(domain, 16),
+        bus=int(bus, 16),
+        device=int(rest.split(".")[0], 16),
+        pciDeviceId=int(pci["device_id"], 16),
+        pciSubSystemId=int(pci["subsystem_id"], 16),
+        busId=f"{int(domain, 16):08X}:{bus}:{rest}".encode(),
+    )
+    write(out, capi.PciInfo, info)
+    return capi.SUCCESS
+
+
+@symbol("nvmlDeviceGetCudaComputeCapability")
+def _cc(lib, h, major, minor):
+    cc = need(lib, h, "compute_capability", "nvmlDeviceGetCudaComputeCapability")
+    write(major, ctypes.c_int, cc[0])
+    write(minor, ctypes.c_int, cc[1])
+    return capi.SUCCESS
+
+
+@symbol("nvmlDeviceGetMemoryInfo")
+def _memory(lib, h, out):
+    m = need(lib, h, "memory", "nvmlDeviceGetMemoryInfo")
+    write(out, capi.Memory, capi.Memory(m["total"], m["free"], m["used"]))
+    return capi.SUCCESS
+
+
+# --- scalar getters: one unsigned (or enum) out-parameter ---
+def _scalar(name: str, path: str, ctype: Any = ctypes.c_uint) -> None:
+    @symbol(name)
+    def getter(lib, h, out):
+        data = need(lib, h, path.split(".")[0], name)
+        for part in path.split(".")[1:]:
+            data = data.get(part) if isinstance(data, dict) else None
+            if data is None:
+                raise NvmlStatus(capi.NOT_SUPPORTED)
+        write(out, ctype, data)
+        return capi.SUCCESS
+
+
+for _name, _path in (
+    ("nvmlDeviceGetPersistenceMode", "persistence_mode"),
+    ("nvmlDeviceGetEnforcedPowerLimit", "power.enforced_limit_mw"),
+    ("nvmlDeviceGetPowerManagementDefaultLimit", "power.default_limit_mw"),
+    ("nvmlDeviceGetPowerUsage", "power.draw_mw"),
+    ("nvmlDeviceGetCurrPcieLinkGeneration", "pcie.gen_current"),
+    ("nvmlDeviceGetMaxPcieLinkGeneration", "pcie.gen_max"),
+    ("nvmlDeviceGetGpuMaxPcieLinkGeneration", "pcie.gen_device_max"),
+    ("nvmlDeviceGetCurrPcieLinkWidth", "pcie.width_current"),
+    ("nvmlDeviceGetMaxPcieLinkWidth", "pcie.width_max"),
+    ("nvmlDeviceGetPcieReplayCounter", "pcie.replays"),
+    ("nvmlDeviceGetRetiredPagesPendingStatus", "retired_pages.pending"),
+):
+    _scalar(_name, _path)
+for _name in (
+    "nvmlDeviceGetCurrentClocksEventReasons",
+    "nvmlDeviceGetCurrentClocksThrottleReasons",
+):
+    _scalar(_name, "clock_event_reasons", ctypes.c_ulonglong)
+
+
+@symbol("nvmlDeviceGetNumaNodeId")
+def _numa(lib, h, out):
+    write(out, ctypes.c_int, need(lib, h, "nvml_numa_node", "nvmlDeviceGetNumaNodeId"))
+    return capi.SUCCESS
+
+
+def _pair(name: str, key: str) -> None:
+    @symbol(name)
+    def getter(lib, h, first, second):
+        a, b = need(lib, h, key, name)
+        write(first, ctypes.c_uint, a)
+        write(second, ctypes.c_uint, b)
+        return capi.SUCCESS
+
+
+_pair("nvmlDeviceGetEccMode", "ecc_mode")
+_pair("nvmlDeviceGetMigMode", "mig_mode")
+
+
+@symbol("nvmlDeviceGetPowerManagementLimitConstraints")
+def _power_range(lib, h, low, high):
+    power = need(lib, h, "power", "nvmlDeviceGetPowerManagementLimitConstraints")
+    if power.get("min_limit_mw") is None:
+        return capi.NOT_SUPPORTED
+    write(low, ctypes.c_uint, power["min_limit_mw"])
+    write(high, ctypes.c_uint, power["max_limit_mw"])
+    return capi.SUCCESS
+
+
+@symbol("nvmlDeviceGetRemappedRows")
+def _remapped(lib, h, corr, unc, pending, failure):
+    rows = need(lib, h, "remapped_rows", "nvmlDeviceGetRemappedRows")
+    for out, key in ((corr, "correctable"), (unc, "uncorrectable"), (pending, "pending"),
+                     (failure, "failure")):  # fmt: skip
+        write(out, ctypes.c_uint, int(rows[key]))
+    return capi.SUCCESS
+
+
+@symbol("nvmlDeviceGetRetiredPages")
+def _retired(lib, h, cause, count, addresses):
+    pages = need(lib, h, "retired_pages", "nvmlDeviceGetRetiredPages")
+    if value(cause) not in (0, 1):  # nvmlPageRetirementCause_t: multiple single-bit, double-bit
+        return capi.INVALID_ARGUMENT
+    listed = pages["double_bit" if value(cause) == 1 else "single_bit"]
+    return _fill_array(count, addresses, ctypes.c_ulonglong, listed)
+
+
+def _fill_array(count: Any, array: Any, ctype: Any, items: list) -> int:
+    """NVML's two-call array protocol: *count in is the room, out is the number available;
+    INSUFFICIENT_SIZE (count set) when the room is too small, NULL array allowed then."""
+    room = ctypes.c_uint.from_address(capi.address(count)[0]).value
+    write(count, ctypes.c_uint, len(items))
+    if room < len(items):
+        return capi.INSUFFICIENT_SIZE if items else capi.SUCCESS
+    if items:
+        where, size = capi.address(array)
+        if size < len(items) * ctypes.sizeof(ctype):
+            raise capi.SimulatedCrash(f"{size}-byte array for {len(items)} {ctype.__name__}")
+        for i, item in enumerate(items):
+            cell = item if isinstance(item, ctype) else ctype(item)  # a profile's plain numbers
+            ctypes.memmove(
+                where + i * ctypes.sizeof(ctype), ctypes.byref(cell), ctypes.sizeof(ctype)
+            )
+    return capi.SUCCESS
+
+
+# --- ECC ---
+ERROR_TYPES = {0: "corrected", 1: "uncorrected"}  # nvmlMemoryErrorType_t
+COUNTERS = {0: "volatile", 1: "aggregate"}  # nvmlEccCounterType_t
+LOCATIONS = {2: "dram", 7: "sram"}  # nvmlMemoryLocation_t: DEVICE_MEMORY/DRAM, SRAM
+
+
+@symbol("nvmlDeviceGetTotalEccErrors")
+def _ecc_total(lib, h, kind, counter, out):
+    ecc = need(lib, h, "ecc_errors", "nvmlDeviceGetTotalEccErrors")
+    key = f"{ERROR_TYPES[value(kind)]}_{COUNTERS[value(counter)]}"
+    write(out, ctypes.c_ulonglong, sum(ecc[f"{where}_{key}"] for where in ("dram", "sram")))
+    return capi.SUCCESS
+
+
+@symbol("nvmlDeviceGetMemoryErrorCounter")
+def _ecc_location(lib, h, kind, counter, location, out):
+    ecc = need(lib, h, "ecc_errors", "nvmlDeviceGetMemoryErrorCounter")
+    where = LOCATIONS.get(value(location))
+    if where is None:
+        return capi.NOT_SUPPORTED  # L1/L2/register file: not counted apart on Ampere and later
+    key = f"{where}_{ERROR_TYPES[value(kind)]}_{COUNTERS[value(counter)]}"
+    write(out, ctypes.c_ulonglong, ecc[key])
+    return capi.SUCCESS
+
+
+# --- clocks and temperatures ---
+CLOCK_TYPES = {0: "graphics", 1: "sm", 2: "mem", 3: "video"}  # nvmlClockType_t
+CLOCK_IDS = {0: "current", 1: "app_target", 2: "app_default", 3: "customer_boost_max"}
+
+
+def _clock(name: str, table: str) -> None:
+    @symbol(name)
+    def getter(lib, h, kind, out):
+        clocks = need(lib, h, table, name)
+        mhz = clocks.get(CLOCK_TYPES.get(value(kind), "?"))
+        if mhz is None:
+            return capi.NOT_SUPPORTED if value(kind) in CLOCK_TYPES else capi.INVALID_ARGUMENT
+        write(out, ctypes.c_uint, mhz)
+        return capi.SUCCESS
+
+
+_clock("nvmlDeviceGetClockInfo", "clocks")
+_clock("nvmlDeviceGetMaxClockInfo", "max_clocks")
+_clock("nvmlDeviceGetApplicationsClock", "applications_clocks")
+_clock("nvmlDeviceGetDefaultApplicationsClock", "default_applications_clocks")
+
+
+@symbol("nvmlDeviceGetClock")
+def _clock_by_id(lib, h, kind, clock_id, out):
+    ids = need(lib, h, "clock_ids_sm", "nvmlDeviceGetClock")
+    which = CLOCK_IDS.get(value(clock_id))
+    if which is None or value(kind) not in CLOCK_TYPES:
+        return capi.INVALID_ARGUMENT
+    if CLOCK_TYPES[value(kind)] != "sm" or ids.get(which) is None:
+        return capi.NOT_SUPPORTED
+    write(out, ctypes.c_uint, ids[which])
+    return capi.SUCCESS
+
+
+@symbol("nvmlDeviceGetTemperature")
+def _temperature(lib, h, sensor, out):
+    if value(sensor) != 0:  # NVML_TEMPERATURE_GPU is the only sensor
+        return capi.INVALID_ARGUMENT
+    write(out, ctypes.c_uint, need(lib, h, "temperature_c", "nvmlDeviceGetTemperature"))
+    return capi.SUCCESS
+
+
+THRESHOLDS = {0: "shutdown_c", 1: "slowdown_c", 2: "mem_max_c", 3: "gpu_max_c"}
+
+
+@symbol("nvmlDeviceGetTemperatureThreshold")
+def _threshold(lib, h, which, out):
+    limits = need(lib, h, "temperature_thresholds", "nvmlDeviceGetTemperatureThreshold")
+    name = THRESHOLDS.get(value(which))
+    if name is None or limits.get(name) is None:
+        return capi.NOT_SUPPORTED
+    write(out, ctypes.c_uint, limits[name])
+    return capi.SUCCESS
+
+
+# --- processes ---
+def _processes(name: str, kind: str, struct: Any) -> None:
+    @symbol(name)
+    def getter(lib, h, count, infos):
+        procs = need(lib, h, "processes", name).get(kind, [])
+        items = [struct(pid=p["pid"], usedGpuMemory=p["used_bytes"]) for p in procs]
+        return _fill_array(count, infos, struct, items)
+
+
+for _kind in ("Compute", "Graphics"):
+    _processes(f"nvmlDeviceGet{_kind}RunningProcesses", _kind.lower(), capi.ProcessInfoV1)
+    for _v in ("_v2", "_v3"):
+        _processes(f"nvmlDeviceGet{_kind}RunningProcesses{_v}", _kind.lower(), capi.ProcessInfo)
+
+
+# --- NVLink ---
+def _link(lib, h, link, call) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(GPU, link record); NOT_SUPPORTED without NVLink, INVALID_ARGUMENT past its last link."""
+    gpu = lib.gpu(h)
+    nvlink = lib.field(gpu, "nvlink", call)
+    n = value(link)
+    if not 0 <= n < nvlink["links"]:
+        raise NvmlStatus(capi.INVALID_ARGUMENT)
+    return gpu, nvlink
+
+
+@symbol("nvmlDeviceGetNvLinkState")
+def _link_state(lib, h, link, out):
+    _, nvlink = _link(lib, h, link, "nvmlDeviceGetNvLinkState")
+    write(out, ctypes.c_uint, 0 if value(link) in nvlink.get("inactive", []) else 1)
+    return capi.SUCCESS
+
+
+@symbol("nvmlDeviceGetNvLinkVersion")
+def _link_version(lib, h, link, out):
+    _, nvlink = _link(lib, h, link, "nvmlDeviceGetNvLinkVersion")
+    write(out, ctypes.c_uint, nvlink["version_code"])
+    return capi.SUCCESS
+
+
+@symbol("nvmlDeviceGetNvLinkErrorCounter")
+def _link_errors(lib, h, link, counter, out):
+    _, nvlink = _link(lib, h, link, "nvmlDeviceGetNvLinkErrorCounter")
+    if value(counter) not in (0, 1, 2, 3):  # DL_REPLAY, DL_RECOVERY, DL_CRC_FLIT, DL_CRC_DATA
+        return capi.INVALID_ARGUMENT
+    counts = nvlink.get("errors", {}).get(str(value(link)), [0, 0, 0, 0])
+    write(out, ctypes.c_ulonglong, counts[value(counter)])
+    return capi.SUCCESS
+
+
+@symbol("nvmlDeviceGetNvLinkRemoteDeviceType")
+def _link_remote_type(lib, h, link, out):
+    _, nvlink = _link(lib, h, link, "nvmlDeviceGetNvLinkRemoteDeviceType")
+    write(out, ctypes.c_uint, {"gpu": 0, "switch": 2}[nvlink["remote"]])
+    return capi.SUCCESS
+
+
+@symbol("nvmlDeviceGetNvLinkRemotePciInfo_v2")
+def _link_remote_pci(lib, h, link, out):
+    _, nvlink = _link(lib, h, link, "nvmlDeviceGetNvLinkRemotePciInfo_v2")
+    ends = nvlink["remote_bus_ids"]
+    bus_id = ends[value(link) % len(ends)].upper()
+    domain, bus, rest = bus_id.split(":")
+    info = capi.PciInfo(busId=f"{int(domain, 16):08X}:{bus}:{rest}".encode(),
+                        domain=int(domain, 16), bus=int(bus, 16))  # fmt: skip
+    write(out, capi.PciInfo, info)
+    return capi.SUCCESS
+
+
+# --- fabric ---
+def _fabric_fields(lib, h, call) -> dict[str, Any]:
+    fabric = need(lib, h, "fabric", call)
+    return {
+        "clusterUuid": (ctypes.c_ubyte * 16)(*bytes.fromhex(fabric["cluster_uuid"])),
+        "status": fabric["status"],
+        "cliqueId": fabric["clique_id"],
+        "state": fabric["state"],
+    }
+
+
+@symbol("nvmlDeviceGetGpuFabricInfo")
+def _fabric(lib, h, out):
+    write(
+        out,
+        capi.GpuFabricInfo,
+        capi.GpuFabricInfo(**_fabric_fields(lib, h, "nvmlDeviceGetGpuFabricInfo")),
+    )
+    return capi.SUCCESS
+
+
+@symbol("nvmlDeviceGetGpuFabricInfoV")
+def _fabric_v(lib, h, out):
+    asked = capi.read_struct(out, ctypes.c_uint).value
+    if asked != capi.struct_version(capi.GpuFabricInfoV2, 2):
+        return capi.ARGUMENT_VERSION_MISMATCH  # v3 (R560+) is not simulated
+    info = capi.GpuFabricInfoV2(
+        version=asked, healthMask=0, **_fabric_fields(lib, h, "nvmlDeviceGetGpuFabricInfoV")
+    )
+    write(out, capi.GpuFabricInfoV2, info)
+    return capi.SUCCESS
+
+
+# --- topology ---
+@symbol("nvmlDeviceGetCpuAffinity")
+def _cpu_affinity(lib, h, words, out):
+    cpus = parse_cpulist(need(lib, h, "cpu_affinity", "nvmlDeviceGetCpuAffinity"))
+    n = value(words)
+    mask = [0] * n
+    for cpu in cpus:
+        if cpu // 64 < n:
+            mask[cpu // 64] |= 1 << (cpu % 64)
+    where, room = capi.address(out)
+    if room < n * 8:
+        raise capi.SimulatedCrash(f"{room}-byte affinity array for {n} words")
+    for i, word in enumerate(mask):
+        ctypes.c_ulonglong.from_address(where + 8 * i).value = word
+    return capi.SUCCESS
+
+
+def parse_cpulist(text: str) -> list[int]:
+    cpus: list[int] = []
+    for part in filter(None, text.split(",")):
+        first, _, last = part.partition("-")
+        cpus.extend(range(int(first), int(last or first) + 1))
+    return cpus
+
+
+def _index(lib, h) -> int:
+    lib.gpu(h)
+    return ((ctypes.cast(h, ctypes.c_void_p).value or 0) - HANDLE_BASE) // 0x100
+
+
+@symbol("nvmlDeviceGetTopologyCommonAncestor")
+def _ancestor(lib, h1, h2, out):
+    a, b = _index(lib, h1), _index(lib, h2)
+    levels = {"BOARD": 0, "PIX": 10, "PXB": 20, "PHB": 30, "NODE": 40, "SYS": 50}
+    write(out, ctypes.c_uint, levels[lib.machine["topology"]["pcie_paths"][a][b]])
+    return capi.SUCCESS
+
+
+# nvmlGpuP2PStatus_t
+P2P_STATUSES = {
+    "ok": 0,
+    "chipset_not_supported": 1,
+    "gpu_not_supported": 2,
+    "topology_not_supported": 3,
+    "disabled_by_regkey": 4,
+    "not_supported": 5,
+}
+
+
+@symbol("nvmlDeviceGetP2PStatus")
+def _p2p(lib, h1, h2, index, out):
+    a, b = _index(lib, h1), _index(lib, h2)
+    caps = {0: "read", 1: "write", 2: "nvlink", 3: "atomics", 4: "prop"}
+    cap = caps.get(value(index))
+    if cap is None:
+        return capi.INVALID_ARGUMENT
+    status = P2P_STATUSES[lib.machine["topology"]["p2p"][cap]]
+    write(out, ctypes.c_uint, status if a != b else 0)
+    return capi.SUCCESS

@@ -1,0 +1,799 @@
+"""Synthetic facts snapshots: what a healthy, idle machine of a class reports, without the machine.
+
+CI has no GPU, so every device class's fact checks are replayed on snapshots written here from
+the class's spec and a small table of what real boards report (NVML names, PCI ids, memory as
+NVML counts it: vendors' datasheets, DCGM's SKU table, the spec sources). Each snapshot has
+exactly the shape the probes write (nvml.py, torch_probe.py, topology.py, amd.py, apple.py,
+host.py): same keys, types and units. Identity facts (name, PCI id, memory, compute
+capability) come from the table, not the spec, so a spec that disagrees with real hardware
+fails its own good snapshot.
+
+    python -m rigcheck.testing.synthetic --write fixtures/snapshots    # one file per class
+    python -m rigcheck.testing.synthetic h100 --gpus 8                 # one snapshot on stdout
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+import rigcheck
+from rigcheck.facts.nvidia.nvml import NVLINK_VERSIONS, nvlink_version
+from rigcheck.facts.nvidia.topology import format_cpulist, nvlink_between
+from rigcheck.facts.probe import error_record
+from rigcheck.facts.snapshot import SCHEMA_VERSION, Facts
+from rigcheck.spec import Spec, known_classes, load_spec
+from rigcheck.testing.synthetic_amd import amd_health, rocm_host
+from rigcheck.testing.synthetic_boards import NEW_BOARDS
+from rigcheck.testing.synthetic_health import (
+    acs_for,
+    device_counters,
+    host_limits_for,
+    iommu_devices_for,
+    kernel_log,
+    sized_for_gpus,
+)
+
+MIB = 2**20
+GIB = 2**30
+COMMAND = "python -m rigcheck.testing.synthetic --write fixtures/snapshots"
+NOTE = (
+    "synthetic: written from reference figures (vendors' datasheets, DCGM's SKU table, the "
+    "spec's sources) by rigcheck/testing/synthetic.py, not read from a machine"
+)
+NO_NVML = "NVML unavailable (NVMLError_LibraryNotFound: NVML Shared Library Not Found)"
+# Bus ids of an 8-GPU HGX board, as sysfs writes them; a single-GPU machine has the first.
+BUS_IDS = [f"0000:{bus}:00.0" for bus in ("18", "2a", "3a", "5d", "9a", "ab", "ba", "db")]
+# The four NVSwitches of an HGX baseboard, where an SXM GPU's NVLinks end.
+NVSWITCH_BUS_IDS = ["0000:05:00.0", "0000:06:00.0", "0000:07:00.0", "0000:08:00.0"]
+# DGX-1's hybrid cube-mesh of eight V100s: (GPU, GPU) -> NVLinks between them, six per GPU.
+# Each quad is fully joined, and each GPU doubly to its twin in the other quad.
+CUBE_MESH = {
+    **{(a + q, b + q): n for q in (0, 4) for (a, b), n in {
+        (0, 1): 1, (0, 2): 1, (0, 3): 2, (1, 2): 2, (1, 3): 1, (2, 3): 1}.items()},
+    **{(i, i + 4): 2 for i in range(4)},
+}  # fmt: skip
+TORCH_RESERVED_MIB = 467  # cudaDeviceProp.totalGlobalMem is NVML's total less the driver's share
+IDLE_USED_MIB = 531  # NVML's used memory on an idle GPU with persistence mode on
+
+
+@dataclass(frozen=True)
+class Board:
+    """One accelerator as its driver reports it."""
+
+    name: str  # NVML name (torch's name on ROCm)
+    pci_device_id: str
+    memory_mib: int  # NVML memory total (ROCm torch's total_memory on AMD)
+    compute_capability: str  # major.minor as torch and NVML report it
+    sm_count: int  # multi_processor_count (compute units on AMD)
+    sm_max_mhz: int
+    mem_max_mhz: int
+    host: str  # a key of HOSTS: the kind of server this board is sold in
+    stack: str  # a key of STACKS: the software a healthy image of it runs
+    gcn_arch: str | None = None
+    nvlink_fabric: str = "nvswitch"  # where the class has NVLink: "nvswitch" or "cube_mesh"
+    pcie_p2p: bool = True  # GeForce drivers refuse P2P over PCIe (topo -p2p: GNS)
+
+
+BOARDS = {
+    "t4": Board("Tesla T4", "0x1EB8", 15360, "7.5", 40, 1590, 5001, "cloud_vm", "cu124"),
+    "v100": Board(
+        "Tesla V100-SXM2-32GB", "0x1DB5", 32768, "7.0", 80, 1530, 877, "xeon", "cu124",
+        nvlink_fabric="cube_mesh",
+    ),
+    "rtx3090": Board(
+        "NVIDIA GeForce RTX 3090", "0x2204", 24576, "8.6", 82, 2100, 9751, "desktop", "cu124",
+        pcie_p2p=False,
+    ),
+    "rtx4090": Board(
+        "NVIDIA GeForce RTX 4090", "0x2684", 24564, "8.9", 128, 3105, 10501, "desktop", "cu124",
+        pcie_p2p=False,
+    ),
+    "l40s": Board("NVIDIA L40S", "0x26B9", 46068, "8.9", 142, 2520, 9001, "epyc", "cu124"),
+    "a100_40gb": Board(
+        "NVIDIA A100-SXM4-40GB", "0x20B0", 40960, "8.0", 108, 1410, 1215, "epyc", "cu124"
+    ),
+    "a100": Board(
+        "NVIDIA A100-SXM4-80GB", "0x20B2", 81920, "8.0", 108, 1410, 1593, "epyc", "cu124"
+    ),
+    "a100_pcie": Board(
+        "NVIDIA A100 80GB PCIe", "0x20B5", 81920, "8.0", 108, 1410, 1512, "epyc", "cu124"
+    ),
+    "h100": Board(
+        "NVIDIA H100 80GB HBM3", "0x2330", 81559, "9.0", 132, 1980, 2619, "xeon", "cu124"
+    ),
+    "h100_pcie": Board(
+        "NVIDIA H100 PCIe", "0x2331", 81559, "9.0", 114, 1755, 1593, "epyc", "cu124"
+    ),
+    "h200": Board("NVIDIA H200", "0x2335", 143771, "9.0", 132, 1980, 3201, "xeon", "cu124"),
+    "b200": Board("NVIDIA B200", "0x2901", 183359, "10.0", 148, 1965, 3996, "xeon", "cu128"),
+    "mi300x": Board(
+        "AMD Instinct MI300X", "0x74A1", 196592, "9.4", 304, 2100, 1300, "epyc", "rocm62",
+        gcn_arch="gfx942:sramecc+:xnack-",
+    ),
+    **{name: Board(*row[:9], **row[9]) for name, row in NEW_BOARDS.items()},
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class AppleChip:
+    """An Apple silicon Mac as sysctl describes it."""
+
+    name: str  # machdep.cpu.brand_string
+    model: str  # hw.model
+    memory_gib: int  # hw.memsize is a whole number of GiB
+    cores: int
+
+
+APPLE_CHIPS = {
+    "m4pro": AppleChip("Apple M4 Pro", "Mac16,11", 48, 14),
+    "m4max": AppleChip("Apple M4 Max", "Mac16,5", 128, 16),
+}
+
+
+@dataclass(frozen=True)
+class Stack:
+    """The software of a healthy image: torch's build, the driver, nvcc, flash-attn."""
+
+    torch: str
+    build: str
+    cuda: str | None = None
+    hip: str | None = None
+    cudnn: int | None = None  # torch.backends.cudnn.version() (MIOpen's on ROCm)
+    nccl: str | None = None  # RCCL's on ROCm
+    driver: str | None = None
+    driver_cuda: str | None = None
+    arch_list: tuple[str, ...] = ()
+    flash_attn: str | None = None
+
+
+STACKS = {
+    "cu124": Stack(
+        "2.5.1+cu124", "cuda", cuda="12.4", cudnn=90100, nccl="2.21.5",
+        driver="550.127.05", driver_cuda="12.4",
+        arch_list=("sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"),
+        flash_attn="2.6.3",
+    ),
+    # Blackwell (sm_100) needs CUDA 12.8: torch's cu128 wheels and a 570 driver.
+    "cu128": Stack(
+        "2.7.1+cu128", "cuda", cuda="12.8", cudnn=90701, nccl="2.26.2",
+        driver="570.148.08", driver_cuda="12.8",
+        arch_list=("sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120", "compute_120"),
+        flash_attn="2.7.4.post1",
+    ),
+    # Blackwell Ultra (sm_103) needs CUDA 12.9 or later: torch's cu130 wheels and a 580 driver
+    # (written by hand from torch 2.9.1's release; no rigcheck run has recorded it).
+    "cu130": Stack(
+        "2.9.1+cu130", "cuda", cuda="13.0", cudnn=91300, nccl="2.27.7",
+        driver="580.95.05", driver_cuda="13.0",
+        arch_list=("sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_110", "sm_120", "compute_120"),
+        flash_attn="2.8.3",
+    ),
+    "rocm62": Stack(
+        "2.5.1+rocm6.2", "rocm", hip="6.2.41133-dd7f95766", cudnn=3002000, nccl="2.20.5",
+        arch_list=("gfx900", "gfx906", "gfx908", "gfx90a", "gfx942", "gfx1030", "gfx1100"),
+        flash_attn="2.6.3",
+    ),
+    # gfx950 (MI355X) needs ROCm 7: written by hand from torch 2.8's ROCm 7.0 wheels.
+    "rocm70": Stack(
+        "2.8.0+rocm7.0", "rocm", hip="7.0.51831-a3e329ad8", cudnn=3005000, nccl="2.26.6",
+        arch_list=("gfx900", "gfx906", "gfx908", "gfx90a", "gfx942", "gfx950", "gfx1100"),
+        flash_attn="2.8.3",
+    ),
+    "macos": Stack("2.5.1", "cpu"),  # macOS arm64 wheels carry no local version suffix
+    "cpu": Stack("2.5.1+cpu", "cpu"),
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Host:
+    """The machine around the accelerators, as py-cpuinfo and psutil describe it."""
+
+    cpu: str
+    cores: tuple[int, int]  # physical, logical
+    advertised_ghz: float
+    max_mhz: int | None
+    simd_flags: tuple[str, ...]
+    ram_gib: int
+    sockets: int = 1  # one NUMA node per socket
+    virtualization: str = "none"
+    machine: str = "x86_64"  # platform.machine(); py-cpuinfo's arch is its upper-case kin
+
+
+X86 = ("avx", "avx2", "fma", "sse4_2")
+AVX512 = ("avx512_bf16", "avx512_vnni", "avx512f")
+HOSTS = {
+    "xeon": Host(
+        "Intel(R) Xeon(R) Platinum 8480+", (112, 224), 2.0, 3800,
+        (*X86, *AVX512, "amx_bf16", "amx_tile"), 2015, sockets=2,
+    ),
+    "epyc": Host(
+        "AMD EPYC 9654 96-Core Processor", (192, 384), 2.4, 3709, (*X86, *AVX512), 1511, sockets=2,
+    ),
+    "desktop": Host(
+        "AMD Ryzen 9 7950X 16-Core Processor", (16, 32), 4.5, 5881, (*X86, *AVX512), 125
+    ),
+    # A Grace-Blackwell compute tray: two Grace CPUs (72 Arm Neoverse V2 cores each, LPDDR5X),
+    # each joined to two GPUs by NVLink-C2C. Hand-written from NVIDIA's GB200 NVL72 description.
+    "grace": Host(
+        "Neoverse-V2", (144, 144), 3.4, 3447, ("asimd", "bf16", "i8mm", "sve", "sve2"), 884,
+        sockets=2, machine="aarch64",
+    ),
+    "cloud_vm": Host(
+        "Intel(R) Xeon(R) CPU @ 2.20GHz", (4, 8), 2.2, None, (*X86, "avx512_vnni", "avx512f"), 29,
+        virtualization="kvm",
+    ),
+    "cpu": Host(
+        "Intel(R) Core(TM) i7-1185G7 @ 3.00GHz", (4, 8), 3.0, 4800,
+        (*X86, "avx512_vnni", "avx512f"), 31,
+    ),
+}  # fmt: skip
+
+
+def synthetic_snapshot(spec: Spec, gpus: int | None = None) -> dict[str, Any]:
+    """A good facts snapshot of a machine of this class, with `gpus` devices (default: spec's)."""
+    topology: dict[str, Any] = error_record(NO_NVML)  # what the probe says without NVML
+    if spec.backend == "cpu":
+        devices, software, smoke = [], _cpu_software(), _smoke_cpu()
+        host = _linux_host("cpu")
+    elif spec.backend == "mps":
+        chip = APPLE_CHIPS[_table_key(spec, APPLE_CHIPS)]
+        devices, software, smoke = [_apple_device(chip)], _mps_software(), _smoke_mps()
+        host = _mac_host(chip)
+    else:
+        board = BOARDS[_table_key(spec, BOARDS)]
+        stack = _stack_for(spec, board)
+        count = int(spec.expected_value("gpu_count")) if gpus is None else gpus
+        devices = [_device(spec, board, i, count) for i in range(count)]
+        software, smoke = _gpu_software(spec, board, stack, count), _smoke_gpu(spec, board, count)
+        host = sized_for_gpus(_linux_host(board.host), count)
+        if spec.vendor == "nvidia":
+            topology = _topology(spec, board, count)
+        elif spec.vendor == "amd":
+            topology = _amd_topology(spec, board, count)
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "origin": _origin(spec, gpus),
+        "host": host,
+        "software": software,
+        "devices": devices,
+        "smoke": smoke,
+        "topology": topology,
+        "kernel_log": kernel_log(host["os"]),
+        "host_limits": {
+            **host_limits_for(host),
+            "iommu_devices": iommu_devices_for(host["os"], devices),
+            "acs": acs_for(host, devices),
+            **_imex(spec),
+        },
+    }
+
+
+def _imex(spec: Spec) -> dict[str, Any]:
+    """imex.probe_imex's record where the class expects an IMEX channel: channel0, as the driver
+    creates it with NVreg_CreateImexChannel0=1; nothing for other classes."""
+    imex = spec.data["expect"].get("imex_channel")  # optional in the schema
+    if imex and imex["value"]:
+        return {"imex": {"channel_dir": True, "channels": [0]}}
+    return {}
+
+
+def _table_key(spec: Spec, table: dict[str, Any]) -> str:
+    if spec.name not in table:
+        raise KeyError(
+            f"no reference figures for class {spec.name!r} in rigcheck/testing/synthetic.py: "
+            f"add a row for it (known: {', '.join(table)})"
+        )
+    return spec.name
+
+
+def _stack_for(spec: Spec, board: Board) -> Stack:
+    """The board's stack; its driver must meet the class minimum, or the table is out of date."""
+    stack = STACKS[board.stack]
+    minimum = spec.expected_value("min_driver") if spec.expect("min_driver") else None
+    if minimum and _version(stack.driver) < _version(minimum):
+        raise ValueError(
+            f"{spec.name}: the synthetic driver {stack.driver} is older than the class minimum "
+            f"{minimum}: update STACKS[{board.stack!r}] in rigcheck/testing/synthetic.py"
+        )
+    return stack
+
+
+def _version(text: str | None) -> tuple[int, ...]:
+    return tuple(int(p) for p in (text or "0").split(".") if p.isdigit())
+
+
+def _origin(spec: Spec, gpus: int | None) -> dict[str, Any]:
+    command = f"python -m rigcheck.testing.synthetic {spec.name} --gpus {gpus}" if gpus else COMMAND
+    return {
+        "kind": "synthetic",
+        "command": command,
+        "rigcheck_version": rigcheck.__version__,
+        "note": NOTE,
+    }
+
+
+def _linux_host(profile: str) -> dict[str, Any]:
+    """host.py's facts for a Linux server, workstation or VM of this profile."""
+    h = HOSTS[profile]
+    return {
+        "os": "Linux",
+        "os_release": "Ubuntu 22.04.5 LTS",
+        "kernel": "5.15.0-126-generic",
+        "machine": h.machine,
+        "hostname": f"synthetic-{profile}",
+        "python": "3.10.12",
+        "python_executable": "/usr/bin/python3",
+        "cpu": {
+            "model": h.cpu,
+            "arch": "X86_64" if h.machine == "x86_64" else "ARM_8",
+            "cores_physical": h.cores[0],
+            "cores_logical": h.cores[1],
+            "max_mhz": h.max_mhz,
+            "advertised_hz": round(h.advertised_ghz * 10**9),
+            "simd_flags": sorted(h.simd_flags),
+            "hypervisor_flag": h.virtualization != "none",
+        },
+        "memory_total_bytes": h.ram_gib * GIB,
+        "memory_available_bytes": (h.ram_gib - 9) * GIB,
+        "virtualization": h.virtualization,
+    }
+
+
+def _mac_host(chip: AppleChip) -> dict[str, Any]:
+    """host.py on macOS: no /etc/os-release, and py-cpuinfo finds no flags on Apple silicon."""
+    return {
+        "os": "Darwin",
+        "os_release": "macOS-15.1.1-arm64-arm-64bit",
+        "kernel": "24.1.0",
+        "machine": "arm64",
+        "hostname": "synthetic-mac",
+        "python": "3.12.7",
+        "python_executable": "/opt/homebrew/bin/python3",
+        "cpu": {
+            "model": chip.name,
+            "arch": "ARM_8",
+            "cores_physical": chip.cores,
+            "cores_logical": chip.cores,
+            "max_mhz": None,
+            "advertised_hz": None,
+            "simd_flags": ["asimd", "bf16", "i8mm", "sme"],  # M4: Armv9.2 with SME
+            "hypervisor_flag": False,
+        },
+        "memory_total_bytes": chip.memory_gib * GIB,
+        "memory_available_bytes": (chip.memory_gib - 6) * GIB,
+        "virtualization": "none detected",
+    }
+
+
+def _device(spec: Spec, board: Board, index: int, count: int) -> dict[str, Any]:
+    if spec.vendor == "amd":
+        return {**_amd_device(board, index), **amd_health(spec, count)}
+    return _nvidia_device(spec, board, index, count)
+
+
+def _nvidia_device(spec: Spec, board: Board, index: int, count: int) -> dict[str, Any]:
+    """nvml.probe_device's record of a healthy, idle device: health per the class's spec."""
+    ecc = spec.expected_value("ecc")
+    mig = spec.expected_value("mig")
+    total = board.memory_mib * MIB
+    return {
+        "index": index,
+        "vendor": "nvidia",
+        "name": board.name,
+        "pci": _nvidia_pci(board, index),
+        "uuid": f"GPU-{uuid.uuid5(uuid.NAMESPACE_URL, f'rigcheck/{spec.name}/{index}')}",
+        "serial": f"{1650000000001 + index}",
+        "memory_total_bytes": total,
+        "memory_free_bytes": total - IDLE_USED_MIB * MIB,
+        "compute_capability": board.compute_capability,
+        # NVML answers NotSupported (stored as None) for what a board does not have.
+        "ecc": {"current": True, "pending": True} if ecc else None,
+        "ecc_errors": _ecc_errors() if ecc else None,
+        "retired_pages": _retired_pages() if ecc and not _is_ampere_or_newer(board) else None,
+        "remapped_rows": _remapped_rows() if ecc and _is_ampere_or_newer(board) else None,
+        "clocks": _clocks(board),
+        "throttle_reasons": ["gpu_idle"],
+        "temperature_c": 31,
+        "power": _power(spec),
+        "pcie": _pcie(spec),
+        "persistence_mode": bool(spec.expected_value("persistence_mode")),
+        "mig": None if mig is None else {"current": mig, "pending": mig},
+        "processes": [],
+        "nvlink": _nvlink(spec),
+        "numa_node": _numa_node(HOSTS[board.host], index, count),
+        **device_counters(spec, board, HOSTS[board.host].virtualization != "none"),
+    }
+
+
+def _numa_node(host: Host, index: int, count: int) -> int | None:
+    """sysfs's node for the GPU's PCI device; a VM's firmware gives none (-1, stored as None)."""
+    return _socket(host, index, count) if host.virtualization == "none" else None
+
+
+def _nvidia_pci(board: Board, index: int) -> dict[str, str]:
+    return {
+        "bus_id": _bus_id(index),
+        "device_id": board.pci_device_id,
+        "vendor_id": "0x10DE",
+        "subsystem_id": f"0x{board.pci_device_id[2:]}10DE",  # NVIDIA's own board
+    }
+
+
+def _bus_id(index: int) -> str:
+    return BUS_IDS[index] if index < len(BUS_IDS) else f"0000:{0xE0 + index:02x}:00.0"
+
+
+def _is_ampere_or_newer(board: Board) -> bool:
+    """Ampere and later remap rows; earlier GPUs retire pages instead (nvml._retired_pages)."""
+    return _version(board.compute_capability) >= (8, 0)
+
+
+def _ecc_errors() -> dict[str, int]:
+    return {
+        "volatile_uncorrected": 0,
+        "aggregate_uncorrected": 0,
+        "volatile_corrected": 0,
+        "aggregate_corrected": 0,
+    }
+
+
+def _retired_pages() -> dict[str, Any]:
+    return {"pending": False, "double_bit": 0, "single_bit": 0}
+
+
+def _remapped_rows() -> dict[str, Any]:
+    return {"correctable": 0, "uncorrectable": 0, "pending": False, "failure": False}
+
+
+def _clocks(board: Board) -> dict[str, int]:
+    return {
+        "sm_mhz": 345,  # idle
+        "mem_mhz": board.mem_max_mhz,
+        "sm_max_mhz": board.sm_max_mhz,
+        "mem_max_mhz": board.mem_max_mhz,
+    }
+
+
+def _power(spec: Spec) -> dict[str, float]:
+    """In W, as nvml._power converts NVML's milliwatts; the limit is the class's TDP."""
+    tdp = float(spec.expected_value("tdp"))
+    return {
+        "limit_w": tdp,
+        "default_limit_w": tdp,
+        "max_limit_w": tdp,
+        "draw_w": round(tdp / 10 + 0.123, 3),
+    }
+
+
+def _pcie(spec: Spec) -> dict[str, int]:
+    link = spec.expect("pcie")
+    return {
+        "gen_current": link["generation"],
+        "gen_max": link["generation"],
+        "gen_device_max": link["generation"],
+        "width_current": link["width"],
+        "width_max": link["width"],
+    }
+
+
+def _nvlink(spec: Spec) -> list[dict[str, Any]]:
+    """Every link up where the class has NVLink; none listed where it has none."""
+    link = spec.expect("gpu_link")
+    if link["type"] != "nvlink":
+        return []
+    major = link.get("version")
+    code = {v: k for k, v in NVLINK_VERSIONS.items()}.get(f"{major}.0")  # as NVML answers it
+    return [
+        {"link": i, "active": True, "version": nvlink_version(code), "nvml_code": code}
+        for i in range(link["links_per_device"])
+    ]
+
+
+def _topology(spec: Spec, board: Board, count: int) -> dict[str, Any]:
+    """topology.probe_topology's record: each GPU's NUMA placement and links, each pair's path."""
+    host = HOSTS[board.host]
+    numa = _numa_cpus(host)
+    gpus = [_topology_gpu(spec, board, host, numa, i, count) for i in range(count)]
+    pairs = [
+        _topology_pair(spec, board, host, gpus, a, b, count)
+        for a, b in combinations(range(count), 2)
+    ]
+    return {"source": "nvml", "host_numa_cpus": numa, "gpus": gpus, "pairs": pairs}
+
+
+def _amd_topology(spec: Spec, board: Board, count: int) -> dict[str, Any]:
+    """amd_topology.amd_topology's record: NUMA placement as on NVIDIA servers, and every pair one
+    xGMI hop apart (MI300X's fully connected Infinity Fabric: 7 links, one to each peer)."""
+    host = HOSTS[board.host]
+    numa = _numa_cpus(host)
+    gpus = [_topology_gpu(spec, board, host, numa, i, count) for i in range(count)]
+    for gpu in gpus:
+        del gpu["nvlink"]  # NVML's; amdsmi's links are per pair
+    pairs = [
+        {"gpus": [a, b], "link": {"type": "xgmi", "hops": 1}, "p2p": {"accessible": True}}
+        for a, b in combinations(range(count), 2)
+    ]
+    return {"source": "amdsmi", "host_numa_cpus": numa, "gpus": gpus, "pairs": pairs}
+
+
+def _numa_cpus(host: Host) -> dict[str, str]:
+    """Each socket's cores and their SMT siblings, as the kernel lists a node's CPUs."""
+    physical, logical = host.cores
+    per = physical // host.sockets
+    smt = logical // physical
+    return {
+        str(s): format_cpulist(
+            [c + t * physical for t in range(smt) for c in range(s * per, (s + 1) * per)]
+        )
+        for s in range(host.sockets)
+    }
+
+
+def _socket(host: Host, index: int, count: int) -> int:
+    """GPUs split evenly across sockets: 0-3 on socket 0 and 4-7 on socket 1 of a 2-socket node."""
+    return index * host.sockets // count
+
+
+def _topology_gpu(
+    spec: Spec, board: Board, host: Host, numa: dict[str, str], index: int, count: int
+) -> dict[str, Any]:
+    socket = _socket(host, index, count)
+    return {
+        "index": index,
+        "bus_id": _bus_id(index),
+        # A VM's firmware gives its PCI devices no NUMA node: sysfs says -1.
+        "numa_node": -1 if host.virtualization != "none" else socket,
+        "cpu_affinity": numa[str(socket)],
+        "cpu_numa_nodes": [socket],
+        "nvlink": _far_ends(spec, board, index, count),
+    }
+
+
+def _far_ends(spec: Spec, board: Board, index: int, count: int) -> list[dict[str, Any]]:
+    """Each NVLink and its far end: an NVSwitch on HGX boards, a peer GPU in DGX-1's mesh."""
+    link = spec.expect("gpu_link")
+    if link["type"] != "nvlink":
+        return []
+    if board.nvlink_fabric == "cube_mesh":
+        peers = [peer for peer, n in _cube_mesh_peers(index) for _ in range(n)]
+        return [
+            {
+                "link": i,
+                "active": True,
+                "remote": "gpu",
+                "remote_bus_id": _bus_id(peer),
+                "remote_gpu": peer if peer < count else None,
+            }
+            for i, peer in enumerate(peers)
+        ]
+    return [
+        {
+            "link": i,
+            "active": True,
+            "remote": "switch",
+            "remote_bus_id": NVSWITCH_BUS_IDS[i % len(NVSWITCH_BUS_IDS)],
+            "remote_gpu": None,
+        }
+        for i in range(link["links_per_device"])
+    ]
+
+
+def _cube_mesh_peers(index: int) -> list[tuple[int, int]]:
+    """(peer, links) for one GPU of DGX-1's hybrid cube-mesh, by peer."""
+    joined = []
+    for (a, b), links in CUBE_MESH.items():
+        if index in (a, b):
+            joined.append((b if index == a else a, links))
+    return sorted(joined)
+
+
+def _topology_pair(
+    spec: Spec, board: Board, host: Host, gpus: list[dict[str, Any]], a: int, b: int, count: int
+) -> dict[str, Any]:
+    nvlink = nvlink_between(gpus[a], gpus[b])
+    p2p = "ok" if nvlink["links"] or board.pcie_p2p else "gpu_not_supported"
+    return {
+        "gpus": [a, b],
+        "pcie_path": _pcie_path(spec, host, a, b, count),
+        "nvlink": nvlink,
+        "p2p": {
+            "read": p2p,
+            "write": p2p,
+            "nvlink": "ok" if nvlink["links"] else "not_supported",
+            "atomics": "ok" if nvlink["links"] else "not_supported",
+        },
+    }
+
+
+def _pcie_path(spec: Spec, host: Host, a: int, b: int, count: int) -> str:
+    """PCIe servers pair GPUs under one switch; SXM GPUs each have their own switch."""
+    if _socket(host, a, count) != _socket(host, b, count):
+        return "SYS"
+    shares_switch = spec.expect("gpu_link")["type"] != "nvlink" and a // 2 == b // 2
+    return "PIX" if shares_switch else "NODE"
+
+
+def _amd_device(board: Board, index: int) -> dict[str, Any]:
+    """amd.amd_devices's record: the torch device plus PCI ids from sysfs."""
+    return {
+        "index": index,
+        "vendor": "amd",
+        "name": board.name,
+        "gcn_arch": board.gcn_arch,
+        "compute_capability": board.compute_capability,
+        "memory_total_bytes": board.memory_mib * MIB,
+        "pci": {"bus_id": _bus_id(index), "device_id": board.pci_device_id, "vendor_id": "0x1002"},
+    }
+
+
+def _apple_device(chip: AppleChip) -> dict[str, Any]:
+    """apple.probe_apple_device's record of the GPU sharing the host's memory."""
+    return {
+        "index": 0,
+        "vendor": "apple",
+        "name": chip.name,
+        "model": chip.model,
+        "macos": "15.1.1",
+        "memory_total_bytes": chip.memory_gib * GIB,
+        "unified_memory": True,
+        "mps_available": True,
+    }
+
+
+def _gpu_software(spec: Spec, board: Board, stack: Stack, count: int) -> dict[str, Any]:
+    nvidia = stack.build == "cuda"
+    return {
+        "torch": _torch(stack, [_torch_device(board, i) for i in range(count)], board),
+        "flash_attn": _flash_attn(spec, stack),
+        "nvidia_driver": _driver(stack) if nvidia else {"present": False, "reason": NO_NVML},
+        "nvcc": {"path": "/usr/local/cuda/bin/nvcc", "version": stack.cuda} if nvidia else None,
+        "rocm": rocm_host(stack.hip) if stack.build == "rocm" else None,
+    }
+
+
+def _mps_software() -> dict[str, Any]:
+    torch = _torch(STACKS["macos"], [], None)
+    torch.update(mps_built=True, mps_available=True)
+    return {
+        "torch": torch,
+        "flash_attn": {"installed": False},
+        "nvidia_driver": {"present": False, "reason": NO_NVML},
+        "nvcc": None,
+        "rocm": None,
+    }
+
+
+def _cpu_software() -> dict[str, Any]:
+    return {
+        "torch": _torch(STACKS["cpu"], [], None),
+        "flash_attn": {"installed": False},
+        "nvidia_driver": {"present": False, "reason": NO_NVML},
+        "nvcc": None,
+        "rocm": None,
+    }
+
+
+def _driver(stack: Stack) -> dict[str, Any]:
+    return {"present": True, "version": stack.driver, "cuda_driver_version": stack.driver_cuda}
+
+
+def _torch(stack: Stack, devices: list[dict[str, Any]], board: Board | None) -> dict[str, Any]:
+    """torch_probe.probe_torch's record; device facts only where torch sees a GPU."""
+    gpu = bool(devices)
+    return {
+        "version": stack.torch,
+        "build": stack.build,
+        "cuda_version": stack.cuda,
+        "hip_version": stack.hip,
+        "cudnn_version": stack.cudnn,
+        "nccl_version": stack.nccl if gpu else None,
+        "cuda_available": gpu,
+        "device_count": len(devices),
+        "arch_list": list(stack.arch_list),
+        "bf16_supported": _bf16_supported(board) if gpu else None,
+        "tf32_matmul_allowed": False,
+        "tf32_cudnn_allowed": True,
+        "float32_matmul_precision": "highest",
+        "mps_built": False,
+        "mps_available": False,
+        "devices": devices,
+    }
+
+
+def _bf16_supported(board: Board) -> dict[str, bool]:
+    """torch says True with emulation on any GPU; natively only from compute capability 8.0."""
+    return {"with_emulation": True, "native": _is_ampere_or_newer(board)}
+
+
+def _torch_device(board: Board, index: int) -> dict[str, Any]:
+    amd = board.gcn_arch is not None
+    reserved = 0 if amd else TORCH_RESERVED_MIB
+    return {
+        "index": index,
+        "name": board.name,
+        "compute_capability": board.compute_capability,
+        "total_memory_bytes": (board.memory_mib - reserved) * MIB,
+        "gcn_arch": board.gcn_arch,
+        "pci_bus_id": _bus_id(index),
+        "multi_processor_count": board.sm_count,
+    }
+
+
+def _flash_attn(spec: Spec, stack: Stack) -> dict[str, Any]:
+    if not spec.expected_value("flash_attn"):
+        return {"installed": False}
+    return {"installed": True, "version": stack.flash_attn, "import_error": None}
+
+
+def _smoke_cpu() -> dict[str, Any]:
+    return {"cpu_bf16_matmul": {"ran": True, "max_rel_err": 0.0024, "ok": True}}
+
+
+def _smoke_gpu(spec: Spec, board: Board, count: int) -> dict[str, Any]:
+    """The probe's tiny kernels: bf16 everywhere, fp8 from CC 8.9, flash-attn where it imports."""
+    fp8 = _version(board.compute_capability) >= (8, 9)
+    smoke = _smoke_cpu()
+    smoke["bf16_matmul"] = [{"ran": True, "max_rel_err": 0.0031, "ok": True} for _ in range(count)]
+    smoke["fp8_matmul"] = [
+        {"ran": True, "max_rel_err": 0.0052, "ok": True} if fp8 else None for _ in range(count)
+    ]
+    if spec.expected_value("flash_attn"):
+        smoke["flash_attn_forward"] = {"ran": True, "max_abs_err": 0.00049, "ok": True}
+    return smoke
+
+
+def _smoke_mps() -> dict[str, Any]:
+    smoke = _smoke_cpu()
+    smoke["mps"] = {
+        "roundtrip": {"ok": True},
+        "float64": {
+            "behaviour": "rejected",
+            "error": "TypeError: Cannot convert a MPS Tensor to float64 dtype as the MPS "
+            "framework doesn't support float64. Please use float32 instead.",
+        },
+        "autocast_fp16": {"ok": True, "dtype": "torch.float16"},
+        "bf16_matmul": {"ran": True, "max_rel_err": 0.0024, "ok": True},
+    }
+    return smoke
+
+
+def write_snapshots(directory: Path, classes: Sequence[str]) -> list[Path]:
+    """One <class>.json per class, formatted as `rigcheck facts -o` writes them."""
+    written = []
+    for name in classes:
+        path = directory / f"{name}.json"
+        Facts(synthetic_snapshot(load_spec(name))).save(path)
+        written.append(path)
+    return written
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m rigcheck.testing.synthetic", description=__doc__.split("\n\n")[0]
+    )
+    parser.add_argument("classes", nargs="*", help="device classes (default: every spec file)")
+    parser.add_argument("--write", metavar="DIR", help="write DIR/<class>.json for each class")
+    parser.add_argument("--gpus", type=int, metavar="N", help="devices in the snapshot")
+    args = parser.parse_args(argv)
+    classes = args.classes or known_classes()
+    if args.write:
+        if args.gpus is not None:
+            parser.error("--write writes each class with its spec's GPU count; drop --gpus")
+        for path in write_snapshots(Path(args.write), classes):
+            print(f"wrote {path}", file=sys.stderr)
+        return 0
+    if len(classes) != 1:
+        parser.error("name one class to print, or use --write DIR")
+    sys.stdout.write(Facts(synthetic_snapshot(load_spec(classes[0]), args.gpus)).to_json())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
