@@ -101,7 +101,7 @@ def kernel_log(os_name: str) -> dict[str, Any]:
     }
 
 
-# The server profiles of synthetic.HOSTS: eight InfiniBand HCAs beside eight GPUs.
+# The server profiles of synthetic_tables.HOSTS: eight InfiniBand HCAs beside eight GPUs.
 RDMA_HOSTS = {"synthetic-xeon": 8, "synthetic-epyc": 8}
 
 
