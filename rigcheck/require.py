@@ -8,6 +8,7 @@ import pytest
 
 from rigcheck.errors import FactUnavailable
 from rigcheck.facts import Facts, typed
+from rigcheck.facts.fact_type import FactType, problem
 from rigcheck.facts.probe import ERROR_KEY, is_error
 from rigcheck.spec import Spec
 
@@ -105,10 +106,10 @@ def _walk(node: Any, parts: list[str], path: str, where: str, walked: list | Non
     return node
 
 
-def _typed(value: Any, ftype: typed.FactType, path: str, where: str, how: str) -> Any:
+def _typed(value: Any, ftype: FactType, path: str, where: str, how: str) -> Any:
     """The value when it has its declared type; else the check fails naming it and `how` to
     read it by hand."""
-    wrong = typed.problem(value, ftype)
+    wrong = problem(value, ftype)
     if wrong is not None:
         _cannot(
             path,

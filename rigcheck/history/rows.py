@@ -7,7 +7,7 @@ import json
 import re
 from typing import Any
 
-from rigcheck.facts.typed import PLACEHOLDERS
+from rigcheck.facts.fact_type import PLACEHOLDERS
 from rigcheck.gate.tiers import tier_of
 from rigcheck.reports.masking import mask
 

@@ -14,6 +14,7 @@ import re
 from typing import Any
 
 from rigcheck.facts import typed
+from rigcheck.facts.fact_type import problem
 from rigcheck.facts.snapshot import lookup
 
 _DELETE = object()
@@ -61,7 +62,7 @@ def breaks(path: str, name: str, snapshot: Any) -> bool:
     value = mutated_value(name, path)
     if value == before and type(value) is type(before):
         return False
-    return typed.problem(value, typed.declared(path)) is not None
+    return problem(value, typed.declared(path)) is not None
 
 
 def mutate(snapshot: dict[str, Any], path: str, name: str) -> dict[str, Any]:

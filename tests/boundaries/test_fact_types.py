@@ -12,8 +12,8 @@ import math
 import pytest
 
 from rigcheck.errors import FactUnavailable
-from rigcheck.facts import Facts, typed
-from rigcheck.facts.typed import FactType, problem
+from rigcheck.facts import Facts, fact_type, typed
+from rigcheck.facts.fact_type import FactType, problem
 from rigcheck.limits import health_limit, newer_fact, nvidia_only
 from rigcheck.require import (
     cuda_label,
@@ -44,7 +44,7 @@ def outcome(call, *args, **kwargs) -> tuple[str, str]:
     return "value", value
 
 
-# ---- typed.problem: what makes a value unfit to judge ----
+# ---- fact_type.problem: what makes a value unfit to judge ----
 
 
 @pytest.mark.parametrize("kind", ["bool", "count", "number", "text", "version", "list", "object"])
@@ -86,7 +86,7 @@ def test_count_and_number(value, count, number):
     assert problem(value, FactType("number", "why")) == number
 
 
-@pytest.mark.parametrize("placeholder", sorted(typed.PLACEHOLDERS))
+@pytest.mark.parametrize("placeholder", sorted(fact_type.PLACEHOLDERS))
 @pytest.mark.parametrize("kind", ["text", "version", "choice"])
 def test_every_placeholder_is_no_value(placeholder, kind):
     ftype = FactType(kind, "why", choices=("cuda",))
