@@ -51,9 +51,8 @@ NVIDIA_SMI_QUERIES = {
 
 
 NVML_SYMBOLS = """
-import ctypes, json, sys
-sys.path.insert(0, 'tests')
-from nvml_sim.library import SYMBOLS
+import ctypes, json
+from rigcheck.testing.nvml_sim.library import SYMBOLS
 lib = ctypes.CDLL('libnvidia-ml.so.1')
 print(json.dumps({name: hasattr(lib, name) for name in sorted(SYMBOLS)}, indent=1))
 """

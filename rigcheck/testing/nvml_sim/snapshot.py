@@ -14,7 +14,7 @@ from typing import Any
 from unittest import mock
 
 from rigcheck.testing.nvml_sim.install import simulated_nvml
-from rigcheck.testing.nvml_sim.library import parse_cpulist
+from rigcheck.testing.nvml_sim.links import parse_cpulist
 
 
 def fake_sysfs(root: Path, machine: dict[str, Any]) -> Path:
