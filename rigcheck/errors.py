@@ -24,3 +24,7 @@ class FactUnavailable(RigcheckError):
         super().__init__(f"fact {path!r} could not be read: {reason}")
         self.path = path
         self.reason = reason
+
+
+class HistoryError(RigcheckError):
+    """The history store cannot be read, or holds nothing under the name asked for."""

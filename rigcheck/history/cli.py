@@ -11,14 +11,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rigcheck.errors import RigcheckError
+from rigcheck.errors import HistoryError
 from rigcheck.history.location import ENV, shown_url, store_url
 
 DEFAULT_OUTPUT = "history.html"
-
-
-class HistoryError(RigcheckError):
-    """The history store cannot be read, or holds nothing under the name asked for."""
 
 
 def add_parser(subparsers: Any) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from rigcheck.errors import HistoryError
 from rigcheck.history import store
 from rigcheck.history.changes import Change, verdict_changes
 from rigcheck.history.rows import board_key
@@ -64,8 +65,6 @@ def only_board(run: dict[str, Any], keys: set[str]) -> dict[str, Any]:
 
 
 def _not_found(who: str, nodes: str) -> Exception:
-    from rigcheck.history.cli import HistoryError
-
     return HistoryError(
         f"no node and no GPU serial or UUID {who!r} in the history store (nodes: {nodes}). "
         "A GPU is found by its full serial or UUID, or the last 4 characters a report shows"
