@@ -109,6 +109,7 @@ AREAS = {
             "suites/facts/*.py",
             "rigcheck/require.py",
             "rigcheck/facts/typed.py",
+            "rigcheck/facts/fact_type.py",
             "rigcheck/limits.py",
             "rigcheck/replay_rate.py",
         ),

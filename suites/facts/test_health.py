@@ -20,7 +20,8 @@ pytestmark = pytest.mark.facts
 
 @pytest.fixture
 def nvidia_devices(spec, devices, request):
-    """Health facts come from NVML; AMD devices need amdsmi, which rigcheck does not read yet."""
+    """The NVIDIA GPUs, whose health facts NVML gives; AMD GPUs are judged through amdsmi by
+    test_amd_health.py."""
     nvidia_counters(spec, "health facts (ECC, RAS, power, link)", request.node.originalname)
     return devices
 

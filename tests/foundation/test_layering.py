@@ -255,3 +255,30 @@ def test_imports_are_read_at_every_depth(tmp_path: Path) -> None:
         "rigcheck.facts.nvidia",
         "rigcheck.testing.synthetic",
     }
+
+
+def test_the_architecture_page_draws_these_layers() -> None:
+    """docs/architecture.md's layer table names every unit in the layer this file puts it."""
+    page = (ROOT / "docs" / "architecture.md").read_text()
+    rows = {
+        cells[1]: cells[2]
+        for line in page.splitlines()
+        if line.startswith("| ") and len(cells := [c.strip() for c in line.split("|")]) > 3
+    }
+    wrong = []
+    for layer, units in LAYERS:
+        row = rows.get(layer, "")
+        wrong += [f"{layer}: {u}" for u in sorted(units) if f"`{u}`" not in row.replace("/`", "`")]
+    assert not wrong, "docs/architecture.md's layer table misses:\n" + "\n".join(wrong)
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted(p.relative_to(ROOT).as_posix() for p in (PACKAGE / "facts").rglob("*.py")),
+)
+def test_each_facts_file_opens_with_what_it_holds(path: str) -> None:
+    first = (ROOT / path).read_text().splitlines()[0]
+    words = first.strip('"').strip()
+    assert first.startswith('"""') and len(words.split()) >= 6 and "/" not in words.split()[0], (
+        f"{path}: its first line must say what it reads and how, not {first!r}"
+    )

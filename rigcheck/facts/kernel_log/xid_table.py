@@ -1,4 +1,3 @@
-# ruff: noqa: E501  (one catalogue row a line, as NVIDIA prints it)
 """NVIDIA's Xid catalogue for Ampere and later, as data: code, mnemonic, description, and the
 "Resolution Bucket (Immediate Action)" and "(Investigatory Action)" columns.
 
@@ -8,6 +7,8 @@ leptonai/gpud components/accelerator/nvidia/xid/catalog_generated.go (generated 
 that page). An empty bucket is NVIDIA's: the catalogue lists the code without an action yet.
 What rigcheck makes of each bucket is xid_catalog.py's business.
 """
+
+# ruff: noqa: E501  (one catalogue row a line, as NVIDIA prints it)
 
 # (code, mnemonic, description, immediate action, investigatory action)
 TABLE = (

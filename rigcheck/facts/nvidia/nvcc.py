@@ -1,4 +1,7 @@
-"""Software-stack facts: nvcc (torch runs in its own process: torch_process.py)."""
+"""The CUDA compiler on the host: `nvcc --version` from PATH, $CUDA_HOME, $CUDA_PATH or
+/usr/local/cuda, with a timeout. (The torch stack is probed in its own process:
+host/torch_probe.py.)
+"""
 
 from __future__ import annotations
 
