@@ -15,5 +15,9 @@ SUITES = ["rigcheck.suites"] + [
 setup(
     packages=find_packages(include=["rigcheck", "rigcheck.*"]) + SUITES + ["rigcheck.expected"],
     package_dir={"rigcheck.suites": "suites", "rigcheck.expected": "expected"},
-    package_data={"": ["*.json", "*.ini", "*.mako"]},
+    package_data={
+        "": ["*.json", "*.ini", "*.mako"],
+        # data folders beside a module of the same name (profiles.py reads profiles/)
+        "rigcheck.testing.nvml_sim": ["profiles/*.json", "profiles/machines/*.json"],
+    },
 )

@@ -84,6 +84,10 @@ def test_wheel_ships_every_suite_and_spec_file(tmp_path):
     wanted = [f"rigcheck/{p.relative_to(ROOT)}" for p in (ROOT / "suites").rglob("*.py")]
     wanted += [f"rigcheck/{p.relative_to(ROOT)}" for p in (ROOT / "expected").glob("*.json")]
     wanted += ["rigcheck/check.ini", "rigcheck/facts/facts.schema.json"]
+    # The testing home ships whole, its simulators' profiles with it (a user tests with them).
+    testing = ROOT / "rigcheck" / "testing"
+    wanted += [p.relative_to(ROOT).as_posix() for p in testing.rglob("*.py")]
+    wanted += [p.relative_to(ROOT).as_posix() for p in testing.rglob("*.json")]
     assert [w for w in wanted if w not in names] == []
     entry_points = zipfile.ZipFile(wheel).read(
         next(n for n in names if n.endswith("entry_points.txt"))
