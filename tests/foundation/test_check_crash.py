@@ -1,6 +1,6 @@
 """A check that raises anything but its verdict fails naming the check, the fact and the error."""
 
-import rigcheck.plugin
+import rigcheck.plugin.core
 
 CHECKS = """
 from rigcheck.facts import typed
@@ -15,7 +15,7 @@ def test_asserts():
 
 
 def test_a_crash_is_a_failure_naming_check_fact_and_exception(pytester, monkeypatch):
-    monkeypatch.setattr(rigcheck.plugin, "is_suite_item", lambda item: True)
+    monkeypatch.setattr(rigcheck.plugin.core, "is_suite_item", lambda item: True)
     pytester.makepyfile(test_checks=CHECKS)
     result = pytester.runpytest_inprocess(
         "-p", "rigcheck.plugin.check_crash", "-p", "no:cacheprovider"
