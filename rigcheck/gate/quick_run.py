@@ -52,17 +52,21 @@ def prune_runs(root: Path, kind: str, keep: int = KEEP_RUNS) -> list[Path]:
     return old
 
 
-def quick_command(run_dir: Path, device_class: str | None, facts: str | None) -> list[str]:
+def quick_command(
+    run_dir: Path, device_class: str | None, facts: str | None, busy: bool = False
+) -> list[str]:
     command = [sys.executable, "-m", "rigcheck", "check", "--tier", "quick"]
     command += [device_class] if device_class else []
-    command += [f"--report-dir={run_dir}", "-q"]
+    command += [f"--report-dir={run_dir}", "-q"] + (["--busy-node"] if busy else [])
     return command + ([f"--facts={facts}"] if facts else [])
 
 
 def run_quick_tier(
-    run_dir: Path, device_class: str | None, facts: str | None, timeout_s: float
-) -> QuickRun:
-    command = quick_command(run_dir, device_class, facts or os.environ.get(FACTS_ENV))
+    run_dir: Path, device_class: str | None, facts: str | None, timeout_s: float,
+    busy: bool = False,
+) -> QuickRun:  # fmt: skip
+    """busy: `--busy-node` (rigcheck/gate/busy.py), for a node whose GPUs run other work."""
+    command = quick_command(run_dir, device_class, facts or os.environ.get(FACTS_ENV), busy)
     run_dir.parent.mkdir(parents=True, exist_ok=True)
     killed = False
     try:

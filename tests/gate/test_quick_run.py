@@ -77,6 +77,8 @@ def test_the_quick_tier_command_is_an_argument_list():
     assert command == [sys.executable, "-m", "rigcheck", "check", "--tier", "quick", "h100",
                        "--report-dir=/r/x", "-q", "--facts=/f.json"]  # fmt: skip
     assert "h100" not in quick_command(Path("/r/x"), None, None)
+    busy = quick_command(Path("/r/x"), "h100", None, busy=True)
+    assert busy[-1] == "--busy-node" and "--busy-node" not in command
 
 
 def test_health_without_a_verdict_leaves_the_node_and_exits_2(tmp_path, capsys):
@@ -118,9 +120,13 @@ def test_k8s_marks_a_node_whose_quick_tier_was_killed_unhealthy(tmp_path, monkey
     from rigcheck.gate import k8s_cli
 
     killed = read_back(tmp_path / "run", True, 50, "")
-    monkeypatch.setattr(k8s_cli, "run_quick_tier", lambda *args: killed)
+    asked = []
+    monkeypatch.setattr(k8s_cli, "run_quick_tier", lambda *a, **kw: asked.append(kw) or killed)
     code = main(["k8s", "mark", "--offline", "--node", "n1", "--dir", str(tmp_path)])
     out = capsys.readouterr().out
     assert code == 1
     assert '"rigcheck.dev/verdict": "incomplete"' in out and '"NoSchedule"' in out
     assert '"rigcheck.dev/tier": "quick"' in out
+    busy = main(["k8s", "mark", "--offline", "--node", "n1", "--dir", str(tmp_path), "--busy-node"])
+    assert busy == 1 and asked == [{"busy": False}, {"busy": True}]
+    assert '"rigcheck.dev/tier": "quick-busy"' in capsys.readouterr().out  # a fault still taints
