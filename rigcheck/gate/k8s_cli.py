@@ -37,6 +37,8 @@ def add_parser(subparsers: Any) -> None:
                       "reports go (default: ./reports)")  # fmt: skip
     mark.add_argument("--facts", help="judge a recorded snapshot, not this machine")
     mark.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="S")
+    mark.add_argument("--tier-budget", type=float, metavar="S",
+                      help="the quick tier's budget instead of 10 s")  # fmt: skip
     mark.add_argument("--busy-node", action="store_true", help="the node runs other pods' work "
                       "(the DaemonSet): judge only what that cannot change (quick tier "
                       "--busy-node); a pass then never clears rigcheck's taint")  # fmt: skip
@@ -75,7 +77,7 @@ def _certificate(args: argparse.Namespace) -> dict[str, Any]:
     if args.certificate:
         return load_certificate(args.certificate)
     run = run_quick_tier(new_run_dir(args.dir, "k8s"), args.device_class, args.facts, args.timeout,
-                         busy=args.busy_node)  # fmt: skip
+                         busy=args.busy_node, budget_s=args.tier_budget)  # fmt: skip
     if run.certificate is None and run.root_cause is not None:  # killed before it wrote one
         named = ["--tier", "quick"] + (["--busy-node"] if args.busy_node else [])
         return {"verdict": "incomplete", "root_cause": run.root_cause, "run": {"args": named}}

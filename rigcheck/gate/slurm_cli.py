@@ -37,6 +37,8 @@ def add_parser(subparsers: Any) -> None:
             parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="S",
                                 help=f"kill the quick tier after S s (default {DEFAULT_TIMEOUT_S:g}"
                                 "; Slurm stops a HealthCheckProgram at 60)")  # fmt: skip
+            parser.add_argument("--tier-budget", type=float, metavar="S", help="the quick "
+                                "tier's budget instead of 10 s (a slower node)")  # fmt: skip
         parser.set_defaults(func=MODES[mode])
 
 
@@ -62,7 +64,7 @@ def run_prolog(args: argparse.Namespace) -> int:
 def _health(args: argparse.Namespace, keep_baseline: bool) -> int:
     root, node = _root(args), _node(args)
     run = run_quick_tier(new_run_dir(root / "runs", args.mode), args.device_class, args.facts,
-                         args.timeout)  # fmt: skip
+                         args.timeout, budget_s=args.tier_budget)  # fmt: skip
     if run.problem is not None:  # no verdict: a setup problem, not the node's; change nothing
         _log(root, args.mode, node, f"no verdict, node state not changed: {run.problem}")
         # Slurm drains a node whose Prolog exits non-zero ("Prolog error", which rigcheck never
