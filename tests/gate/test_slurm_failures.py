@@ -60,7 +60,7 @@ def quick_run(tmp_path: Path, cause: str | None) -> QuickRun:
 @pytest.mark.parametrize("mode", ["health", "prolog"])
 def test_a_pass_with_slurm_unreachable_exits_0_and_says_so(mode, broken, tmp_path, monkeypatch,
                                                            capsys):  # fmt: skip
-    monkeypatch.setattr(slurm_cli, "run_quick_tier", lambda *a: quick_run(tmp_path, None))
+    monkeypatch.setattr(slurm_cli, "run_quick_tier", lambda *a, **kw: quick_run(tmp_path, None))
     code = main(["slurm", mode, "h100", "--dir", str(tmp_path), "--node", "n1"])
     err = capsys.readouterr().err
     assert code == 0
@@ -70,7 +70,7 @@ def test_a_pass_with_slurm_unreachable_exits_0_and_says_so(mode, broken, tmp_pat
 
 @pytest.mark.parametrize("mode", ["health", "prolog"])
 def test_a_failure_that_cannot_be_drained_exits_1(mode, broken, tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(slurm_cli, "run_quick_tier", lambda *a: quick_run(tmp_path, CAUSE))
+    monkeypatch.setattr(slurm_cli, "run_quick_tier", lambda *a, **kw: quick_run(tmp_path, CAUSE))
     code = main(["slurm", mode, "h100", "--dir", str(tmp_path), "--node", "n1"])
     err = capsys.readouterr().err
     assert code == 1
@@ -145,6 +145,6 @@ def test_a_healthy_pass_still_reads_the_node_to_resume_rigchecks_drain(tmp_path,
             applied.append(action.kind)
 
     monkeypatch.setattr(slurm_cli, "Scontrol", Drained)
-    monkeypatch.setattr(slurm_cli, "run_quick_tier", lambda *a: quick_run(tmp_path, None))
+    monkeypatch.setattr(slurm_cli, "run_quick_tier", lambda *a, **kw: quick_run(tmp_path, None))
     assert main(["slurm", "health", "h100", "--dir", str(tmp_path), "--node", "n1"]) == 0
     assert applied == ["resume"]
