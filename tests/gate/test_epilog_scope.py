@@ -109,3 +109,24 @@ def test_a_scope_that_judges_nothing_covers_no_gpu():
     assert not ProcessScope(frozenset({"1"})).covers(device)
     assert not ProcessScope(None, judged=False).covers(device)
     assert EVERY_GPU.covers(device)
+
+
+def test_without_a_prolog_ecc_counters_already_there_are_not_the_jobs():
+    after = node_with_processes([], [])
+    after["devices"][0]["ecc_errors"] = {**after["devices"][0]["ecc_errors"],
+                                         "aggregate_uncorrected": 3}  # fmt: skip
+    assert leftovers(None, after) == []
+    assert [f.key for f in leftovers(node_with_processes([], []), after)] == ["job_left_ecc"]
+
+
+@pytest.mark.parametrize("code", ["79", None, True, 79.0])
+def test_an_xid_whose_code_cannot_be_read_is_judged_a_fault(code):
+    after = copy.deepcopy(H100)
+    event = {"t_s": 1.0, "bus_id": "0000:18:00.0", "code": code, "pid": None, "text": "x"}
+    after["kernel_log"].update(xid_events=[event], xid_count=1)
+    assert [f.key for f in leftovers(H100, after)] == ["job_left_xid"]
+
+
+def test_a_scope_that_judges_nothing_says_false_not_none():
+    assert process_scope(None, ["88"]).judged is False
+    assert process_scope(None, None).judged is False
