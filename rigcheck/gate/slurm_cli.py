@@ -63,8 +63,10 @@ def run_prolog(args: argparse.Namespace) -> int:
 
 def _health(args: argparse.Namespace, keep_baseline: bool) -> int:
     root, node = _root(args), _node(args)
+    shared = _shared_with(node) if keep_baseline else None
     run = run_quick_tier(new_run_dir(root / "runs", args.mode), args.device_class, args.facts,
-                         args.timeout, budget_s=args.tier_budget)  # fmt: skip
+                         args.timeout, busy=shared is not None,
+                         budget_s=args.tier_budget)  # fmt: skip
     if run.problem is not None:  # no verdict: a setup problem, not the node's; change nothing
         _log(root, args.mode, node, f"no verdict, node state not changed: {run.problem}")
         # Slurm drains a node whose Prolog exits non-zero ("Prolog error", which rigcheck never
@@ -73,11 +75,12 @@ def _health(args: argparse.Namespace, keep_baseline: bool) -> int:
     if keep_baseline and run.root_cause is None:
         _save_baseline(root, run.certificate["machine"])
     verdict = run.certificate["verdict"] if run.certificate else "incomplete"
-    try:
-        action = _act(Scontrol(), node, run.root_cause, args.dry_run, resume=True)
+    said = f"verdict {verdict}" + ("" if shared is None else f" ({shared})")
+    try:  # a busy run judged less: its pass never resumes a drain
+        action = _act(Scontrol(), node, run.root_cause, args.dry_run, resume=shared is None)
     except SlurmError as exc:
-        return _slurm_failed(root, args.mode, node, f"verdict {verdict}", run.root_cause, exc)
-    _log(root, args.mode, node, f"verdict {verdict}: {action.why} ({run.run_dir})", args.dry_run)
+        return _slurm_failed(root, args.mode, node, said, run.root_cause, exc)
+    _log(root, args.mode, node, f"{said}: {action.why} ({run.run_dir})", args.dry_run)
     return 0 if run.root_cause is None else 1
 
 
@@ -116,6 +119,17 @@ def _slurm_failed(
     _log(root, mode, node, f"{said}: could not drain for `{cause}` ({exc}); exit 1: slurmd "
          f"drains the node itself, a reason rigcheck never resumes (docs/slurm)")  # fmt: skip
     return 1
+
+
+def _shared_with(node: str) -> str | None:
+    """Why the prolog's quick tier runs as --busy-node (other jobs' processes, memory and heat
+    on the node's GPUs are theirs, not a fault; no kernel on GPUs they own), or None when this
+    job is alone on the node."""
+    others = _other_jobs(Scontrol(), node)
+    if others == []:
+        return None
+    whose = "squeue could not say" if others is None else f"job(s) {', '.join(others)} also here"
+    return f"busy node, {whose}: idle-only checks and kernels not judged"
 
 
 def _other_jobs(scontrol: Scontrol, node: str) -> list[str] | None:

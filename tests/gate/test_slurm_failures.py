@@ -64,8 +64,17 @@ def test_a_pass_with_slurm_unreachable_exits_0_and_says_so(mode, broken, tmp_pat
     code = main(["slurm", mode, "h100", "--dir", str(tmp_path), "--node", "n1"])
     err = capsys.readouterr().err
     assert code == 0
-    assert f"rigcheck slurm {mode}: node n1: verdict pass: node state not read or changed " in err
-    assert "did not answer in 15 s" in (tmp_path / "gate.log").read_text()
+    if mode == "health":
+        assert (
+            "rigcheck slurm health: node n1: verdict pass: node state not read or changed " in err
+        )
+        assert "did not answer in 15 s" in (tmp_path / "gate.log").read_text()
+    else:  # squeue failed: maybe not alone, so judged as a busy node, whose pass resumes nothing
+        assert (
+            "rigcheck slurm prolog: node n1: verdict pass (busy node, squeue could not say: "
+            "idle-only checks and kernels not judged): nothing to do" in err
+        )
+        assert broken.calls == ["squeue"]
 
 
 @pytest.mark.parametrize("mode", ["health", "prolog"])
@@ -74,7 +83,7 @@ def test_a_failure_that_cannot_be_drained_exits_1(mode, broken, tmp_path, monkey
     code = main(["slurm", mode, "h100", "--dir", str(tmp_path), "--node", "n1"])
     err = capsys.readouterr().err
     assert code == 1
-    assert f"verdict fail: could not drain for `{CAUSE}` (`sinfo" in err
+    assert f"could not drain for `{CAUSE}` (`sinfo" in err
     assert "exit 1: slurmd drains the node itself" in err
 
 
@@ -148,3 +157,38 @@ def test_a_healthy_pass_still_reads_the_node_to_resume_rigchecks_drain(tmp_path,
     monkeypatch.setattr(slurm_cli, "run_quick_tier", lambda *a, **kw: quick_run(tmp_path, None))
     assert main(["slurm", "health", "h100", "--dir", str(tmp_path), "--node", "n1"]) == 0
     assert applied == ["resume"]
+
+
+@pytest.mark.parametrize(
+    ("others", "busy", "said"),
+    [
+        ([], False, "verdict pass: nothing to do: passed"),
+        (["88"], True, "verdict pass (busy node, job(s) 88 also here: idle-only checks and "
+                       "kernels not judged): nothing to do ("),
+    ],
+)  # fmt: skip
+def test_a_prolog_on_a_node_shared_with_another_job_runs_the_busy_quick_tier(
+    others, busy, said, tmp_path, monkeypatch, capsys
+):
+    asked, read = [], []
+
+    class Shared:
+        def other_jobs(self, node, job):
+            return others
+
+        def node(self, name):
+            read.append(name)
+            return NodeState(name, "mixed", "none")
+
+        def apply(self, node, action):
+            assert action.kind == "nothing"
+
+    monkeypatch.setenv("SLURM_JOB_ID", "41")
+    monkeypatch.setattr(slurm_cli, "Scontrol", Shared)
+    monkeypatch.setattr(
+        slurm_cli, "run_quick_tier", lambda *a, **kw: asked.append(kw) or quick_run(tmp_path, None)
+    )
+    assert main(["slurm", "prolog", "h100", "--dir", str(tmp_path), "--node", "n1"]) == 0
+    assert [kw["busy"] for kw in asked] == [busy]
+    assert said in capsys.readouterr().err
+    assert read == ([] if busy else ["n1"])  # a busy pass resumes nothing: no need to read

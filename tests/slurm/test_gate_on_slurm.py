@@ -195,6 +195,8 @@ def test_on_a_shared_node_another_jobs_process_drains_nothing(gate, tmp_path):
     wait_for_log(gate, f"GPU processes not judged: the job's GPUs are unknown (no SLURM_JOB_GPUS) "
                  f"and job(s) {a} also here: nothing to do")  # fmt: skip
     assert "drain" not in gate.node("rc2")[0], context  # B is not blamed for A's process
+    # B's prolog ran beside A: the busy quick tier (no kernel on GPUs A may own).
+    assert f"prolog: node rc2: verdict pass (busy node, job(s) {a} also here: " in gate.log()
 
     gate.cluster.client("scancel", a)
     node_state, reason = wait_for_drain(gate, "rc2")
