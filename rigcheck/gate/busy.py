@@ -47,6 +47,14 @@ def unjudged_reason(nodeid: str) -> str | None:
     return f"{NOT_JUDGED}: {why}; the idle run judges it (docs/gate.md, busy nodes)"
 
 
+def not_judged(checks: list[dict]) -> int:
+    """How many of a certificate's checks a busy node left NOT JUDGED (the terminal's count)."""
+    return sum(
+        1 for c in checks
+        if c.get("outcome") == "skip" and str(c.get("message") or "").startswith(NOT_JUDGED)
+    )  # fmt: skip
+
+
 def hide_gpus(environ: MutableMapping[str, str]) -> None:
     environ.update(HIDING)
 

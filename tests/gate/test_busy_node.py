@@ -73,6 +73,9 @@ def test_a_busy_node_passes_on_what_it_can_judge_and_says_what_it_did_not(tmp_pa
     assert failed <= unjudged  # what failed at idle is not judged, not passed
     assert {"test_bf16_matmul_runs", "test_fp8_matmul_runs"} <= unjudged  # 0 of 0 GPUs ran
     assert all(checks[n]["outcome"] == "skip" for n in unjudged)
+    last = busy.stdout.strip().splitlines()[-1]  # the terminal's verdict line counts them apart
+    assert f", {len(unjudged)} NOT JUDGED (busy node);" in last, last
+    assert "NOT JUDGED" not in idle.stdout.strip().splitlines()[-1]
     assert checks["test_no_machine_fault_xids"]["outcome"] == "pass"  # still judged
     assert checks["test_ecc_counts_within_ceilings"]["outcome"] == "pass"
 
