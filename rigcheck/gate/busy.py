@@ -33,8 +33,9 @@ BUSY_UNJUDGED = {
     "suites/facts/test_software_stack.py::test_flash_attn_forward_runs": KERNEL + " (kernel)",
     "suites/facts/test_software_stack.py::test_torch_sees_all_devices": KERNEL + " (CUDA init)",
 }
-# CUDA_VISIBLE_DEVICES="" and HIP_VISIBLE_DEVICES="": the CUDA and HIP runtimes then list no
-# device, so the torch probe opens no context and runs no kernel.
+# CUDA_VISIBLE_DEVICES="": the CUDA runtime then lists no device, so the torch probe opens no
+# context and runs no kernel. HIP_VISIBLE_DEVICES="" is meant to do the same under ROCm; no
+# ROCm machine has run it (and the Kubernetes manifests are NVIDIA's).
 HIDING = {"CUDA_VISIBLE_DEVICES": "", "HIP_VISIBLE_DEVICES": ""}
 
 
