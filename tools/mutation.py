@@ -214,6 +214,8 @@ AREAS = {
             "tests/gate/test_slurm_decide.py",
             "tests/gate/test_epilog.py",
             "tests/gate/test_root_cause.py",
+            "tests/gate/test_epilog_scope.py",
+            "tests/gate/test_slurm_failures.py",
         ),
     ),
 }

@@ -7,6 +7,7 @@ set -eu
 here=$(dirname "$0")
 RIGCHECK_PYTHON=/opt/rigcheck/.venv/bin/python   # a Python with rigcheck installed
 RIGCHECK_CLASS=                                   # e.g. h100; empty: detected
+RIGCHECK_TIER_BUDGET=                             # seconds; empty: the quick tier's 10
 # shellcheck source=/dev/null
 [ -r "$here/rigcheck.env" ] && . "$here/rigcheck.env"
 export PATH="${PATH:-/usr/bin:/bin}:/usr/sbin:/usr/bin"
@@ -16,4 +17,5 @@ case "${SLURM_SCRIPT_CONTEXT:-}" in
     *) mode=health ;;
 esac
 # shellcheck disable=SC2086  # an empty class is no argument
-exec "$RIGCHECK_PYTHON" -m rigcheck slurm "$mode" $RIGCHECK_CLASS
+exec "$RIGCHECK_PYTHON" -m rigcheck slurm "$mode" $RIGCHECK_CLASS \
+    ${RIGCHECK_TIER_BUDGET:+--tier-budget="$RIGCHECK_TIER_BUDGET"}

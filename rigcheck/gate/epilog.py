@@ -13,6 +13,7 @@ them, with their reason.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,12 +35,72 @@ class Finding:
         return f"{self.key}: {self.detail}"
 
 
-def leftovers(before: dict[str, Any] | None, after: dict[str, Any]) -> list[Finding]:
+@dataclass(frozen=True)
+class ProcessScope:
+    """Which GPUs' processes the epilog may blame on the job. On a node shared by several jobs
+    another job's processes are not this job's leftovers: only its own GPUs are looked at, and
+    when those are unknown no process is judged (`judged` False, `why` says so in the log)."""
+
+    gpus: frozenset[str] | None = None  # GPU index or UUID strings; None: every GPU
+    judged: bool = True
+    why: str = ""
+
+    def covers(self, device: dict[str, Any]) -> bool:
+        if not self.judged:
+            return False
+        if self.gpus is None:
+            return True
+        return str(device.get("index")) in self.gpus or str(device.get("uuid")) in self.gpus
+
+
+EVERY_GPU = ProcessScope()
+UUID_PREFIXES = ("GPU-", "MIG-")
+
+
+def job_gpus(env: Mapping[str, str]) -> frozenset[str] | None:
+    """The job's GPUs as slurmd names them in the Prolog and Epilog environment, or None.
+
+    slurmd sets SLURM_JOB_GPUS (GRES indices, slurm.conf(5): "Available in the Prolog and
+    Epilog") and, with gres.conf's NVML environment flag, CUDA_VISIBLE_DEVICES (each GPU's
+    unique id when AutoDetect gave one, else the same index): gres_common_prep_set_env() in
+    SchedMD/slurm src/plugins/gres/common/gres_common.c. SLURM_STEP_GPUS is a job step's, not
+    set there. UUIDs name a GPU unambiguously, so they win; a GRES index equals NVML's index
+    when gres.conf lists the GPUs in PCI bus order, as AutoDetect=nvml does."""
+    visible = _ids(env.get("CUDA_VISIBLE_DEVICES"))
+    if visible and all(v.startswith(UUID_PREFIXES) for v in visible):
+        return visible
+    return _ids(env.get("SLURM_JOB_GPUS")) or visible
+
+
+def process_scope(gpus: frozenset[str] | None, others: list[str] | None) -> ProcessScope:
+    """Whose processes the epilog judges: the job's GPUs when Slurm named them; every GPU when
+    no other job is on the node (`others`: squeue's other job ids, None when it could not say);
+    else none, since another job's processes on a shared node are not a fault of this one."""
+    if gpus is not None:
+        named = ",".join(sorted(gpus))
+        return ProcessScope(gpus, why=f"processes judged on the job's GPUs {named}")
+    if others == []:
+        return ProcessScope(why="processes judged on every GPU: no other job on the node")
+    whose = "squeue could not say" if others is None else f"job(s) {', '.join(others)} also here"
+    return ProcessScope(
+        judged=False,
+        why=f"GPU processes not judged: the job's GPUs are unknown (no SLURM_JOB_GPUS) and {whose}",
+    )
+
+
+def _ids(text: str | None) -> frozenset[str] | None:
+    found = frozenset(part.strip() for part in (text or "").split(",") if part.strip())
+    return found or None
+
+
+def leftovers(
+    before: dict[str, Any] | None, after: dict[str, Any], scope: ProcessScope = EVERY_GPU
+) -> list[Finding]:
     """Everything the job left; without a `before` (no prolog ran) only what needs none:
-    slowdowns still active and processes still holding a GPU."""
+    slowdowns still active and processes still holding a GPU (those `scope` covers)."""
     deltas = [] if before is None else new_xids(before, after) + new_nvrm(before, after)
     deltas += [] if before is None else grown_ecc(before, after)
-    return deltas + slowdowns(after) + held_gpus(before, after)
+    return deltas + slowdowns(after) + held_gpus(before, after, scope)
 
 
 def root_cause_line(found: list[Finding]) -> str | None:
@@ -128,11 +189,14 @@ def slowdowns(after: dict[str, Any]) -> list[Finding]:
     return found
 
 
-def held_gpus(before: dict[str, Any] | None, after: dict[str, Any]) -> list[Finding]:
-    """Processes on a GPU after the job that were not on it before (a stuck or orphaned rank)."""
+def held_gpus(
+    before: dict[str, Any] | None, after: dict[str, Any], scope: ProcessScope = EVERY_GPU
+) -> list[Finding]:
+    """Processes on one of the job's GPUs after the job that were not on it before (a stuck or
+    orphaned rank). GPUs outside `scope` are another job's: their processes are not looked at."""
     there = {(d.get("index"), p.get("pid")) for d in _devices(before) for p in _processes(d)}
     found = []
-    for device in _devices(after):
+    for device in filter(scope.covers, _devices(after)):
         pids = [
             p.get("pid")
             for p in _processes(device)

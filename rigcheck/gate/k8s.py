@@ -43,9 +43,18 @@ def node_patch(
     tier: str,
     taints: list[dict[str, Any]],
     now: dt.datetime,
+    may_clear: bool = True,
 ) -> dict[str, Any]:
     """A strategic-merge patch for the node: labels and annotations merge (None deletes one);
-    the taint list is replaced whole (the API merges no list of taints), keeping the others."""
+    the taint list is replaced whole (the API merges no list of taints), keeping the others.
+
+    may_clear False (a busy node's run, which judged less): its pass leaves rigcheck's taint,
+    labels and root cause as the run that tainted the node wrote them and only stamps the
+    time; only a full run (the idle Job, docs/k8s) clears a taint. Its failure taints."""
+    stamp = now.astimezone(dt.timezone.utc).isoformat(timespec="seconds")
+    tainted = any(t.get("key") == TAINT_KEY for t in taints)
+    if root_cause is None and tainted and not may_clear:
+        return {"metadata": {"annotations": {CHECKED: stamp}}}
     others = [t for t in taints if t.get("key") != TAINT_KEY]
     ours = []
     if root_cause is not None:
@@ -58,10 +67,7 @@ def node_patch(
                 TIER: label_value(tier),
                 CAUSE: None if root_cause is None else label_value(cause_key(root_cause)),
             },
-            "annotations": {
-                CAUSE: root_cause,
-                CHECKED: now.astimezone(dt.timezone.utc).isoformat(timespec="seconds"),
-            },
+            "annotations": {CAUSE: root_cause, CHECKED: stamp},
         },
         "spec": {"taints": others + ours},
     }
@@ -75,7 +81,15 @@ class NodeMarker:
 
     def taints(self, node: str) -> list[dict[str, Any]]:
         found = self._call(lambda: self.api.read_node(node), f"read node {node}")
-        return [t.to_dict() for t in (found.spec.taints or [])]
+        return [self._as_sent(t) for t in (found.spec.taints or [])]
+
+    def _as_sent(self, taint: Any) -> dict[str, Any]:
+        """A taint as the API spells it (timeAdded, not the model's time_added; no nulls), so
+        the list sent back keeps every field of the taints rigcheck does not own."""
+        from kubernetes.client import ApiClient
+
+        client = getattr(self.api, "api_client", None) or ApiClient()
+        return client.sanitize_for_serialization(taint)
 
     def patch(self, node: str, body: dict[str, Any], dry_run: bool) -> None:
         options = {"dry_run": "All"} if dry_run else {}
@@ -83,12 +97,27 @@ class NodeMarker:
 
     def _call(self, call, what: str):
         from kubernetes.client.exceptions import ApiException
+        from urllib3.exceptions import HTTPError
 
         try:
             return call()
         except ApiException as exc:
-            hint = " (its ServiceAccount needs get and patch on nodes)" if exc.status == 403 else ""
+            hint = HINTS.get(exc.status, "")
             raise KubernetesError(f"{what}: {exc.status} {exc.reason}{hint}") from None
+        except HTTPError as exc:  # refused, unreachable, TLS: the client's retries are spent
+            host = getattr(getattr(self.api, "api_client", None), "configuration", None)
+            where = f" at {host.host}" if host is not None else ""
+            raise KubernetesError(
+                f"{what}: the API server{where} did not answer ({type(exc).__name__}); "
+                "check the kubeconfig's server, or the pod's network to the API"
+            ) from None
+
+
+# What to do about the answers a node patch gets most: one line each, for the pod's log.
+HINTS = {
+    403: " (its ServiceAccount needs get and patch on nodes: docs/k8s's ClusterRole)",
+    404: " (no such node: --node, or $NODE_NAME from spec.nodeName, names the node)",
+}
 
 
 def _core_api() -> Any:

@@ -37,6 +37,11 @@ def add_parser(subparsers: Any) -> None:
                       "reports go (default: ./reports)")  # fmt: skip
     mark.add_argument("--facts", help="judge a recorded snapshot, not this machine")
     mark.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="S")
+    mark.add_argument("--tier-budget", type=float, metavar="S",
+                      help="the quick tier's budget instead of 10 s")  # fmt: skip
+    mark.add_argument("--busy-node", action="store_true", help="the node runs other pods' work "
+                      "(the DaemonSet): judge only what that cannot change (quick tier "
+                      "--busy-node); a pass then never clears rigcheck's taint")  # fmt: skip
     how = mark.add_mutually_exclusive_group()
     how.add_argument("--apply", action="store_true", help="patch the node (default: the API "
                      "server checks the patch as a dry run and stores nothing)")  # fmt: skip
@@ -55,7 +60,9 @@ def run_mark(args: argparse.Namespace) -> int:
     node = args.node or os.environ.get(NODE_ENV) or socket.gethostname().split(".")[0]
     marker = None if args.offline else NodeMarker()
     taints = [] if marker is None else marker.taints(node)
-    body = node_patch(verdict, cause, _tier(certificate), taints, dt.datetime.now(dt.timezone.utc))
+    busy = _busy(certificate)
+    now = dt.datetime.now(dt.timezone.utc)
+    body = node_patch(verdict, cause, _tier(certificate), taints, now, may_clear=not busy)
     print(json.dumps(body, indent=2))
     if marker is not None:
         marker.patch(node, body, dry_run=not args.apply)
@@ -69,10 +76,11 @@ def run_mark(args: argparse.Namespace) -> int:
 def _certificate(args: argparse.Namespace) -> dict[str, Any]:
     if args.certificate:
         return load_certificate(args.certificate)
-    run = run_quick_tier(new_run_dir(args.dir, "k8s"), args.device_class, args.facts, args.timeout)
+    run = run_quick_tier(new_run_dir(args.dir, "k8s"), args.device_class, args.facts, args.timeout,
+                         busy=args.busy_node, budget_s=args.tier_budget)  # fmt: skip
     if run.certificate is None and run.root_cause is not None:  # killed before it wrote one
-        return {"verdict": "incomplete", "root_cause": run.root_cause,
-                "run": {"args": ["--tier", "quick"]}}  # fmt: skip
+        named = ["--tier", "quick"] + (["--busy-node"] if args.busy_node else [])
+        return {"verdict": "incomplete", "root_cause": run.root_cause, "run": {"args": named}}
     if run.certificate is None:
         raise RigcheckError(f"the quick tier gave no verdict, node not marked: {run.problem}")
     if run.root_cause != run.certificate.get("root_cause"):  # killed at the timeout
@@ -81,5 +89,11 @@ def _certificate(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _tier(certificate: dict[str, Any]) -> str:
-    """The tier the run named, else 'full' (a whole class run)."""
-    return tier_of(certificate) or "full"
+    """The tier the run named (`quick-busy` with --busy-node), else 'full' (a whole class run)."""
+    tier = tier_of(certificate) or "full"
+    return f"{tier}-busy" if _busy(certificate) else tier
+
+
+def _busy(certificate: dict[str, Any]) -> bool:
+    """Whether the run judged a busy node (its idle-only checks and kernels NOT JUDGED)."""
+    return "--busy-node" in ((certificate.get("run") or {}).get("args") or [])

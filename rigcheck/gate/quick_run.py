@@ -52,17 +52,25 @@ def prune_runs(root: Path, kind: str, keep: int = KEEP_RUNS) -> list[Path]:
     return old
 
 
-def quick_command(run_dir: Path, device_class: str | None, facts: str | None) -> list[str]:
+def quick_command(
+    run_dir: Path, device_class: str | None, facts: str | None, busy: bool = False,
+    budget_s: float | None = None,
+) -> list[str]:  # fmt: skip
     command = [sys.executable, "-m", "rigcheck", "check", "--tier", "quick"]
     command += [device_class] if device_class else []
-    command += [f"--report-dir={run_dir}", "-q"]
+    command += [f"--report-dir={run_dir}", "-q"] + (["--busy-node"] if busy else [])
+    command += [f"--tier-budget={budget_s:g}"] if budget_s is not None else []
     return command + ([f"--facts={facts}"] if facts else [])
 
 
 def run_quick_tier(
-    run_dir: Path, device_class: str | None, facts: str | None, timeout_s: float
-) -> QuickRun:
-    command = quick_command(run_dir, device_class, facts or os.environ.get(FACTS_ENV))
+    run_dir: Path, device_class: str | None, facts: str | None, timeout_s: float,
+    busy: bool = False, budget_s: float | None = None,
+) -> QuickRun:  # fmt: skip
+    """busy: `--busy-node` (rigcheck/gate/busy.py), for a node whose GPUs run other work;
+    budget_s: the tier's `--tier-budget` (None: its 10 s)."""
+    facts = facts or os.environ.get(FACTS_ENV)
+    command = quick_command(run_dir, device_class, facts, busy, budget_s)
     run_dir.parent.mkdir(parents=True, exist_ok=True)
     killed = False
     try:

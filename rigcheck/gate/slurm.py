@@ -109,6 +109,12 @@ class Scontrol:
                 return NodeState(name, state.strip().lower(), reason.strip())
         raise SlurmError(f"node {name!r} is not in this cluster (sinfo --Node lists it not)")
 
+    def other_jobs(self, node: str, job: str | None) -> list[str]:
+        """Ids of the jobs other than `job` running (or ending) on the node."""
+        out = self._call(["squeue", "--noheader", f"--nodelist={node}",
+                          "--states=RUNNING,SUSPENDED,COMPLETING", "--format=%A"])  # fmt: skip
+        return [j for j in (line.strip() for line in out.splitlines()) if j and j != job]
+
     def apply(self, node: str, action: Action) -> None:
         if action.kind == DRAIN:
             self._call(

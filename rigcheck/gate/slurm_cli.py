@@ -15,7 +15,7 @@ from typing import Any
 
 from rigcheck.errors import RigcheckError
 from rigcheck.gate.quick_run import DEFAULT_TIMEOUT_S, FACTS_ENV, new_run_dir, run_quick_tier
-from rigcheck.gate.slurm import DRAIN, NOTHING, Action, Scontrol, decide
+from rigcheck.gate.slurm import DRAIN, NOTHING, Action, Scontrol, SlurmError, decide
 
 DEFAULT_ROOT = "/var/lib/rigcheck"
 ROOT_ENV = "RIGCHECK_GATE_DIR"
@@ -37,6 +37,8 @@ def add_parser(subparsers: Any) -> None:
             parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="S",
                                 help=f"kill the quick tier after S s (default {DEFAULT_TIMEOUT_S:g}"
                                 "; Slurm stops a HealthCheckProgram at 60)")  # fmt: skip
+            parser.add_argument("--tier-budget", type=float, metavar="S", help="the quick "
+                                "tier's budget instead of 10 s (a slower node)")  # fmt: skip
         parser.set_defaults(func=MODES[mode])
 
 
@@ -61,8 +63,10 @@ def run_prolog(args: argparse.Namespace) -> int:
 
 def _health(args: argparse.Namespace, keep_baseline: bool) -> int:
     root, node = _root(args), _node(args)
+    shared = _shared_with(node) if keep_baseline else None
     run = run_quick_tier(new_run_dir(root / "runs", args.mode), args.device_class, args.facts,
-                         args.timeout)  # fmt: skip
+                         args.timeout, busy=shared is not None,
+                         budget_s=args.tier_budget)  # fmt: skip
     if run.problem is not None:  # no verdict: a setup problem, not the node's; change nothing
         _log(root, args.mode, node, f"no verdict, node state not changed: {run.problem}")
         # Slurm drains a node whose Prolog exits non-zero ("Prolog error", which rigcheck never
@@ -70,33 +74,77 @@ def _health(args: argparse.Namespace, keep_baseline: bool) -> int:
         return 0 if keep_baseline else 2
     if keep_baseline and run.root_cause is None:
         _save_baseline(root, run.certificate["machine"])
-    action = _act(node, run.root_cause, args.dry_run, resume=True)
     verdict = run.certificate["verdict"] if run.certificate else "incomplete"
-    _log(root, args.mode, node, f"verdict {verdict}: {action.why} ({run.run_dir})", args.dry_run)
+    said = f"verdict {verdict}" + ("" if shared is None else f" ({shared})")
+    try:  # a busy run judged less: its pass never resumes a drain
+        action = _act(Scontrol(), node, run.root_cause, args.dry_run, resume=shared is None)
+    except SlurmError as exc:
+        return _slurm_failed(root, args.mode, node, said, run.root_cause, exc)
+    _log(root, args.mode, node, f"{said}: {action.why} ({run.run_dir})", args.dry_run)
     return 0 if run.root_cause is None else 1
 
 
 def run_epilog(args: argparse.Namespace) -> int:
-    from rigcheck.gate.epilog import leftovers, root_cause_line
+    from rigcheck.gate.epilog import job_gpus, leftovers, process_scope, root_cause_line
 
-    root, node = _root(args), _node(args)
+    root, node, scontrol = _root(args), _node(args), Scontrol()
     baseline = _baseline_path(root)
     before = json.loads(baseline.read_text()) if baseline and baseline.is_file() else None
-    found = leftovers(before, _facts_now(args))
+    gpus = job_gpus(os.environ)
+    scope = process_scope(gpus, None if gpus else _other_jobs(scontrol, node))
+    found = leftovers(before, _facts_now(args), scope)
     cause = root_cause_line(found)
-    action = _act(node, cause, args.dry_run, resume=False)
     compared = "against the prolog's facts" if before else "no prolog facts: deltas not judged"
-    _log(root, "epilog", node, f"{len(found)} finding(s), {compared}: {action.why}", args.dry_run)
     if baseline and baseline.is_file():
         baseline.unlink()
+    said = f"{len(found)} finding(s), {compared}; {scope.why}"
+    try:
+        action = _act(scontrol, node, cause, args.dry_run, resume=False)
+    except SlurmError as exc:
+        return _slurm_failed(root, "epilog", node, said, cause, exc)
+    _log(root, "epilog", node, f"{said}: {action.why}", args.dry_run)
     return 0  # a failing epilog would make Slurm drain the node again, over rigcheck's reason
 
 
-def _act(node: str, cause: str | None, dry_run: bool, resume: bool) -> Action:
-    scontrol = Scontrol()
+def _slurm_failed(
+    root: Path, mode: str, node: str, said: str, cause: str | None, exc: SlurmError
+) -> int:
+    """sinfo, squeue or scontrol failed. A node that passed stays as it is and the script exits
+    0: a non-zero Prolog or Epilog makes slurmd drain the node ("Prolog error", "Epilog error"),
+    which rigcheck never resumes, for a fault that is not the node's. A node that failed exits
+    1, so slurmd drains it with that reason: fail closed, and the log names the root cause."""
+    if cause is None:
+        _log(root, mode, node, f"{said}: node state not read or changed ({exc})")
+        return 0
+    _log(root, mode, node, f"{said}: could not drain for `{cause}` ({exc}); exit 1: slurmd "
+         f"drains the node itself, a reason rigcheck never resumes (docs/slurm)")  # fmt: skip
+    return 1
+
+
+def _shared_with(node: str) -> str | None:
+    """Why the prolog's quick tier runs as --busy-node (other jobs' processes, memory and heat
+    on the node's GPUs are theirs, not a fault; no kernel on GPUs they own), or None when this
+    job is alone on the node."""
+    others = _other_jobs(Scontrol(), node)
+    if others == []:
+        return None
+    whose = "squeue could not say" if others is None else f"job(s) {', '.join(others)} also here"
+    return f"busy node, {whose}: idle-only checks and kernels not judged"
+
+
+def _other_jobs(scontrol: Scontrol, node: str) -> list[str] | None:
+    try:
+        return scontrol.other_jobs(node, os.environ.get("SLURM_JOB_ID"))
+    except SlurmError:
+        return None
+
+
+def _act(scontrol: Scontrol, node: str, cause: str | None, dry_run: bool, resume: bool) -> Action:
+    if cause is None and not resume:  # the epilog drains; it never resumes: nothing to ask
+        return Action(NOTHING, None, "nothing to do")
     action = decide(scontrol.node(node), cause)
-    if action.kind != DRAIN and not resume:  # the epilog drains; it never resumes
-        action = Action(NOTHING, None, "nothing to do" if cause is None else action.why)
+    if action.kind != DRAIN and not resume:
+        action = Action(NOTHING, None, action.why)
     if not dry_run:
         scontrol.apply(node, action)
     return action

@@ -7,8 +7,11 @@ for, and the tier's deadline (rigcheck.gate.deadline) is armed around every chec
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
+from rigcheck.gate.busy import hide_gpus, unjudged_reason
 from rigcheck.gate.deadline import Deadline
 from rigcheck.gate.tiers import in_tier, parse_tier
 
@@ -31,10 +34,23 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="SECONDS",
         help="the tier's time budget instead of its default (e.g. a slower node's prolog)",
     )
+    group.addoption(
+        "--busy-node",
+        action="store_true",
+        help="with --tier quick on a node running other work: hide the GPUs from CUDA (no "
+        "context, no kernel) and report the idle-only and kernel checks as NOT JUDGED "
+        "(rigcheck/gate/busy.py)",
+    )
 
 
+@pytest.hookimpl(tryfirst=True)  # before anything collects facts: the GPUs are hidden first
 def pytest_configure(config: pytest.Config) -> None:
     tier = config.getoption("tier", None)
+    if config.getoption("busy_node", False):
+        if tier is None or tier.name != "quick":
+            raise pytest.UsageError("--busy-node goes with --tier quick (the other tiers load "
+                                    "the GPUs, which a busy node's work owns)")  # fmt: skip
+        hide_gpus(os.environ)
     if tier is None:
         if config.getoption("tier_budget", None) is not None:
             raise pytest.UsageError("--tier-budget needs --tier quick|standard|acceptance")
@@ -60,10 +76,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         for item in items
         if is_suite_item(item) and not in_tier(tier, {m.name for m in item.iter_markers()})
     ]
+    if config.getoption("busy_node", False):
+        _skip_unjudged(items)
     if outside:
         config.hook.pytest_deselected(items=outside)
         dropped = {id(item) for item in outside}
         items[:] = [item for item in items if id(item) not in dropped]
+
+
+def _skip_unjudged(items: list[pytest.Item]) -> None:
+    for item in items:
+        reason = unjudged_reason(item.nodeid)
+        if reason is not None:
+            item.add_marker(pytest.mark.skip(reason=reason))
 
 
 def _guarded(item: pytest.Item):

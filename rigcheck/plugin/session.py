@@ -17,6 +17,7 @@ from typing import IO, Any
 import pytest
 
 from rigcheck.check import command_line as check_command_line
+from rigcheck.gate.busy import not_judged
 from rigcheck.plugin.core import SUITES_DIR, is_suite_item, resolve_target
 from rigcheck.reports import certificate as cert
 from rigcheck.reports.ending import (
@@ -392,7 +393,12 @@ class ReportSession:
             terminal.write_line(f"rigcheck: {line}", **{colour: True})
         shown = _relative(self.run_dir, self.config.invocation_params.dir)
         s = self.final["summary"]
-        counts = f"{s['fail']} failed, {s['pass'] + s['warn']} passed, {s['skip']} not applicable"
+        unjudged = not_judged(self.final["checks"])  # --busy-node: skipped, but not n/a
+        counts = (
+            f"{s['fail']} failed, {s['pass'] + s['warn']} passed, "
+            f"{s['skip'] - unjudged} not applicable"
+        )
+        counts += f", {unjudged} NOT JUDGED (busy node)" if unjudged else ""
         if not s.get("measured"):  # a pass on facts alone says nothing of the machine's speed
             counts += "; nothing measured"
         color = {"pass": "green", "warn": "yellow"}.get(self.verdict, "red")

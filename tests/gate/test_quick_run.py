@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from rigcheck.cli import main
-from rigcheck.gate.quick_run import new_run_dir, prune_runs, quick_command, read_back
+from rigcheck.gate.quick_run import QuickRun, new_run_dir, prune_runs, quick_command, read_back
 
 CERTIFICATES = Path(__file__).resolve().parents[2] / "fixtures" / "certificates"
 
@@ -55,7 +55,7 @@ def test_health_drains_a_node_whose_quick_tier_was_killed(tmp_path, monkeypatch,
     from rigcheck.gate.slurm import NodeState
 
     killed = read_back(tmp_path / "run", True, 50, "")
-    monkeypatch.setattr(slurm_cli, "run_quick_tier", lambda *args: killed)
+    monkeypatch.setattr(slurm_cli, "run_quick_tier", lambda *args, **kw: killed)
     applied = []
 
     class FakeScontrol:
@@ -77,6 +77,24 @@ def test_the_quick_tier_command_is_an_argument_list():
     assert command == [sys.executable, "-m", "rigcheck", "check", "--tier", "quick", "h100",
                        "--report-dir=/r/x", "-q", "--facts=/f.json"]  # fmt: skip
     assert "h100" not in quick_command(Path("/r/x"), None, None)
+    busy = quick_command(Path("/r/x"), "h100", None, busy=True)
+    assert busy[-1] == "--busy-node" and "--busy-node" not in command
+    slower = quick_command(Path("/r/x"), "h100", None, budget_s=25)
+    assert slower[-1] == "--tier-budget=25" and not any("budget" in a for a in command)
+
+
+def test_slurm_and_k8s_pass_the_tier_budget_to_the_quick_tier(tmp_path, monkeypatch):
+    from rigcheck.gate import k8s_cli, slurm_cli
+
+    asked = []
+    none = QuickRun(None, None, "test: no verdict", tmp_path)
+    for module in (slurm_cli, k8s_cli):
+        monkeypatch.setattr(module, "run_quick_tier", lambda *a, **kw: asked.append(kw) or none)
+    where = ["--dir", str(tmp_path), "--node", "n1"]
+    main(["slurm", "health", "h100", *where, "--tier-budget", "25"])
+    main(["k8s", "mark", "--offline", *where, "--tier-budget", "30"])
+    main(["slurm", "prolog", "h100", *where])
+    assert [kw["budget_s"] for kw in asked] == [25.0, 30.0, None]
 
 
 def test_health_without_a_verdict_leaves_the_node_and_exits_2(tmp_path, capsys):
@@ -118,9 +136,13 @@ def test_k8s_marks_a_node_whose_quick_tier_was_killed_unhealthy(tmp_path, monkey
     from rigcheck.gate import k8s_cli
 
     killed = read_back(tmp_path / "run", True, 50, "")
-    monkeypatch.setattr(k8s_cli, "run_quick_tier", lambda *args: killed)
+    asked = []
+    monkeypatch.setattr(k8s_cli, "run_quick_tier", lambda *a, **kw: asked.append(kw) or killed)
     code = main(["k8s", "mark", "--offline", "--node", "n1", "--dir", str(tmp_path)])
     out = capsys.readouterr().out
     assert code == 1
     assert '"rigcheck.dev/verdict": "incomplete"' in out and '"NoSchedule"' in out
     assert '"rigcheck.dev/tier": "quick"' in out
+    busy = main(["k8s", "mark", "--offline", "--node", "n1", "--dir", str(tmp_path), "--busy-node"])
+    assert busy == 1 and [kw["busy"] for kw in asked] == [False, True]
+    assert '"rigcheck.dev/tier": "quick-busy"' in capsys.readouterr().out  # a fault still taints

@@ -42,7 +42,15 @@ def gate():
     root = Path(tempfile.mkdtemp(prefix="rigcheck-gate-"))
     gate = Gate(root)
     cluster = slurm_cluster.SlurmCluster(
-        root, extra_conf=(f"Prolog={gate.script}", f"Epilog={gate.script}")
+        root,
+        extra_conf=(
+            f"Prolog={gate.script}",
+            f"Epilog={gate.script}",
+            # Two jobs on one node at once, as on a GPU node shared by jobs (issue 25).
+            # Memory is not a consumable, so two jobs fit the node's one CPU (FORCE:2).
+            "SelectTypeParameters=CR_Core",
+            "PartitionName=shared Nodes=ALL OverSubscribe=FORCE:2 MaxTime=INFINITE State=UP",
+        ),
     )
     gate.cluster = cluster
     gate.write_env(cluster)
@@ -66,6 +74,10 @@ class Gate:
         data = json.loads(HEALTHY.read_text())
         data["kernel_log"].update(xid_events=[XID_79], xid_count=1)
         self.faulty.write_text(json.dumps(data))
+        self.held = root / "held.json"  # a process holds GPU 0: pid 4242, 2 GiB
+        data = json.loads(HEALTHY.read_text())
+        data["devices"][0]["processes"] = [{"pid": 4242, "used_bytes": 2 * 2**30}]
+        self.held.write_text(json.dumps(data))
         self.repair()
 
     def write_env(self, cluster: slurm_cluster.SlurmCluster) -> None:
@@ -98,7 +110,8 @@ class Gate:
     def node(self, node: str) -> tuple[str, str]:
         out = self.cluster.client("sinfo", "--noheader", "--Node", f"--nodes={node}",
                                   "--format=%T|%E")  # fmt: skip
-        state, _, reason = out.strip().partition("|")
+        # A node in two partitions (ci, shared) is listed once per partition: the same state.
+        state, _, reason = (out.strip().splitlines() or [""])[0].partition("|")
         return state, reason
 
     def log(self) -> str:
@@ -160,6 +173,58 @@ def test_the_epilog_drains_a_node_where_a_fault_appeared_during_the_job(gate, tm
     assert not list((gate.dir / "jobs").glob("*.facts.json"))  # the baseline is cleaned up
     gate.repair()
     assert gate.health("rc1").returncode == 0 and up(gate.node("rc1"))
+
+
+def test_on_a_shared_node_another_jobs_process_drains_nothing(gate, tmp_path):
+    """No GRES here, so Slurm names no job GPUs: the epilog asks squeue who else is on rc2.
+    While job A runs, job B's epilog leaves the process on GPU 0 unjudged (it may be A's); once
+    A is the last job, its epilog judges every GPU and drains rc2 for the leftover process."""
+    gate.repair()
+    assert up(gate.node("rc2"))
+    a = gate.cluster.submit(["--partition=shared", "--nodelist=rc2", f"--output={tmp_path}/a",
+                             "--wrap=sleep 60"], {}, tmp_path)  # fmt: skip
+    wait_for_state(gate, a, "RUNNING")
+    b_script = tmp_path / "b.sh"
+    b_script.write_text(f"#!/bin/sh\ncp {gate.held} {gate.current}\n")
+    b_script.chmod(0o755)
+    b = gate.cluster.submit(["--partition=shared", "--nodelist=rc2", f"--output={tmp_path}/b",
+                             str(b_script)], {}, tmp_path)  # fmt: skip
+    state, _ = gate.cluster.wait(b, timeout_s=120)
+    context = f"jobs {a}, {b}: {state}\n{gate.log()}\n{gate.cluster.logs()}"
+    assert state == "COMPLETED", context
+    wait_for_log(gate, f"GPU processes not judged: the job's GPUs are unknown (no SLURM_JOB_GPUS) "
+                 f"and job(s) {a} also here: nothing to do")  # fmt: skip
+    assert "drain" not in gate.node("rc2")[0], context  # B is not blamed for A's process
+    # B's prolog ran beside A: the busy quick tier (no kernel on GPUs A may own).
+    assert f"prolog: node rc2: verdict pass (busy node, job(s) {a} also here: " in gate.log()
+
+    gate.cluster.client("scancel", a)
+    node_state, reason = wait_for_drain(gate, "rc2")
+    context = f"{gate.log()}\n{gate.cluster.logs()}"
+    assert node_state in ("drained", "draining"), context
+    assert reason == "rigcheck: job_left_process: GPU 0 still held by pid 4242 after the job"
+    assert "processes judged on every GPU: no other job on the node" in gate.log()
+    gate.repair()
+    assert gate.health("rc2").returncode == 0 and up(gate.node("rc2")), gate.log()
+
+
+def wait_for_state(gate: Gate, job: str, want: str, timeout_s: float = 60) -> None:
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    while want not in gate.cluster.client("squeue", "--noheader", f"--jobs={job}", "--format=%T"):
+        assert time.monotonic() < deadline, f"job {job} never {want}:\n{gate.cluster.logs()}"
+        time.sleep(0.3)
+
+
+def wait_for_log(gate: Gate, text: str, timeout_s: float = 30) -> None:
+    """The epilog writes its line after the job is reported complete: poll gate.log."""
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    while text not in gate.log():
+        assert time.monotonic() < deadline, f"not in gate.log: {text}\n{gate.log()}"
+        time.sleep(0.3)
 
 
 def up(node: tuple[str, str]) -> bool:
