@@ -171,6 +171,7 @@ AREAS = {
         (
             "tests/distributed/test_pair_boundaries.py",
             "tests/distributed/test_pair_verdict.py",
+            "tests/distributed/test_pair_verdict_few_nodes.py",
             "tests/distributed/test_pair_schedule.py",
             "tests/distributed/test_pair_worker.py",
         ),

@@ -6,16 +6,22 @@ passed at 0.82 to 0.85 of the others. The CI profile is derandomized, so these c
 out here rather than left to a seed. Two nodes make one pair: nothing to compare it with.
 """
 
+import importlib
+from types import SimpleNamespace
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from pair_runs import slow_node
+from pair_runs import slow_node, write_pair_run
 
 from rigcheck.distributed.pair_schedule import pair_schedule
-from rigcheck.distributed.pair_verdict import PairResult, judge_pairs
+from rigcheck.distributed.pair_verdict import PairResult, judge_pairs, load_pair_run
 
+suite = importlib.import_module("suites.distributed.test_node_pairs")
 BAND = 0.10
 FAST = 40.0
+NO_SPEC = SimpleNamespace(figures={})
+NO_HOST = SimpleNamespace(find=lambda path: None)  # a head node: not one of the run's nodes
 
 
 def results(nodes, rates, rounds=None):
@@ -80,3 +86,26 @@ def test_two_nodes_under_the_floor_are_slow_and_undecided():
 def test_two_distinct_pairs_are_compared():
     verdict = judge_pairs([PairResult(1, (0, 1), 40.0), PairResult(2, (0, 2), 40.0)], BAND)
     assert verdict.compared
+
+
+def test_the_suite_skips_two_nodes_without_a_floor_saying_why(tmp_path):
+    run = load_pair_run(write_pair_run(tmp_path, 2, rate=12.5))
+    with pytest.raises(pytest.skip.Exception) as skipped:
+        suite.test_no_slow_node_or_link(run, NO_SPEC, NO_HOST, lambda *a: None)
+    assert skipped.value.msg == (
+        "cannot judge the node pair (gpu-node-00 <-> gpu-node-01 12.50 GB/s): two nodes make one "
+        "pair and there is no other pair to compare it with, and this class has no "
+        "node_pair_busbw_gbps floor. Run 3 or more nodes (a slow node is then named at 3)."
+    )
+
+
+def test_the_suite_fails_the_slow_node_of_three(tmp_path):
+    run = load_pair_run(write_pair_run(tmp_path, 3, rates=slow_node(3, 2, slow=33.75)))
+    with pytest.raises(AssertionError) as failed:
+        suite.test_no_slow_node_or_link(run, NO_SPEC, NO_HOST, lambda *a: None)
+    assert str(failed.value).startswith(
+        "node-pair all-reduce bus bandwidth: slow node gpu-node-02: slow with all 2 partners "
+        "(gpu-node-00 <-> gpu-node-02 33.75, gpu-node-01 <-> gpu-node-02 33.75 GB/s). Slow = more "
+        "than 10% below the fleet's 40.00 GB/s (median over nodes of each node's upper-median "
+        "pair), threshold 36.00 GB/s."
+    )
