@@ -176,6 +176,11 @@ AREAS = {
             "tests/distributed/test_pair_worker.py",
         ),
     ),
+    # A figure drifting from its own history, the right way round (a time rising, a rate falling).
+    "history-trends": Area(
+        ("rigcheck/history/trends.py", "rigcheck/history/direction.py"),
+        ("tests/history/test_trends.py", "tests/history/test_trend_direction.py"),
+    ),
     "burnin": Area(
         ("rigcheck/burnin/judge.py", "suites/burnin/*.py"),
         (
