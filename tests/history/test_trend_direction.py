@@ -87,3 +87,22 @@ def test_a_unit_of_unknown_direction_moves_either_way_without_calling_it_worse(v
 def test_a_unit_of_unknown_direction_inside_the_band_or_against_its_slope_is_quiet():
     assert drift("n", "f", "W", points([20, 21, 20, 21, 22.5]), 0.1) is None
     assert drift("n", "f", "W", points([40, 10, 10, 12, 13]), 0.1) is None
+
+
+@pytest.mark.parametrize(
+    ("unit", "values", "why"),
+    [
+        ("GB/s", [20, 20, 20, 20, 15], "exactly 25% below 20 (15.0): the band's edge, no drift"),
+        ("GB/s", [20, 20, 20, 20, 14.99], "just past the edge, falling: warns"),
+        ("ms", [20, 20, 20, 20, 25], "exactly 25% above 20 (25.0): the band's edge, no drift"),
+        ("ms", [20, 20, 20, 20, 25.01], "just past the edge, rising: warns"),
+        ("W", [20, 20, 20, 20, 15], "unknown way, at the lower edge: no drift"),
+        ("W", [20, 20, 20, 20, 25], "unknown way, at the upper edge: no drift"),
+        ("GB/s", [10, 20, 20, 20, 10], "half the median, but a flat slope (0): no drift"),
+        ("ms", [30, 20, 20, 20, 30], "1.5 x the median, but a flat slope (0): no drift"),
+        ("W", [30, 20, 20, 20, 30], "unknown way, flat slope: no drift"),
+    ],
+)
+def test_the_edges_of_the_band_and_a_flat_slope(unit, values, why):
+    found = drift("n", "f", unit, points(values), 0.25)
+    assert (found is not None) == ("warns" in why), why
