@@ -188,6 +188,7 @@ AREAS = {
             "tests/burnin/test_replay_faults.py",
             "tests/burnin/test_judge_boundaries.py",
             "tests/burnin/test_rdma_link_replays.py",
+            "tests/burnin/test_nvrm_records.py",
         ),
     ),
     # RDMA between nodes (issue 28): port counters and their change over a run, NCCL-over-IB
