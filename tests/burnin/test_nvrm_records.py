@@ -160,3 +160,24 @@ def test_a_gpu_fallen_off_the_bus_fails_the_replayed_burn_in_naming_it(judge_tra
     assert failed == {"test_no_nvrm_fault_records"}
     message = cases["test_no_nvrm_fault_records"].message
     assert "NVRM fallen_off_bus at 95 s on gpu3 (NVIDIA H100 80GB HBM3, 0000:5d:00.0)" in message
+
+
+@pytest.mark.parametrize(
+    ("device", "named"),
+    [(None, "an unnamed GPU"), ("0000:b3:00.0", "0000:b3:00.0")],
+)
+def test_a_record_on_no_gpu_or_on_one_the_trace_did_not_load_is_named_as_logged(device, named):
+    event = {"t_s": 7.0, "kind": "init_failed", "device": device, "text": "y"}
+    (line,) = judge.nvrm(trace_with([event]), H100)
+    assert line.startswith(f"NVRM init_failed at 7 s on {named}: y (the driver could not ")
+
+
+def test_an_old_trace_says_why_it_cannot_pass_and_what_to_do():
+    old = copy.deepcopy(GOOD)
+    del old["events"]["nvrm"]
+    with pytest.raises(judge.CannotJudge) as refused:
+        judge.nvrm(old, H100)
+    assert str(refused.value) == (
+        "this trace was recorded before rigcheck read NVRM records (a GPU fallen off the bus "
+        "with no Xid): run the burn-in again, or read `sudo dmesg | grep NVRM`"
+    )
