@@ -172,9 +172,15 @@ AREAS = {
         (
             "tests/distributed/test_pair_boundaries.py",
             "tests/distributed/test_pair_verdict.py",
+            "tests/distributed/test_pair_verdict_few_nodes.py",
             "tests/distributed/test_pair_schedule.py",
             "tests/distributed/test_pair_worker.py",
         ),
+    ),
+    # A figure drifting from its own history, the right way round (a time rising, a rate falling).
+    "history-trends": Area(
+        ("rigcheck/history/trends.py", "rigcheck/history/direction.py"),
+        ("tests/history/test_trends.py", "tests/history/test_trend_direction.py"),
     ),
     "burnin": Area(
         ("rigcheck/burnin/judge.py", "suites/burnin/*.py"),
@@ -183,6 +189,7 @@ AREAS = {
             "tests/burnin/test_replay_faults.py",
             "tests/burnin/test_judge_boundaries.py",
             "tests/burnin/test_rdma_link_replays.py",
+            "tests/burnin/test_nvrm_records.py",
         ),
     ),
     # RDMA between nodes (issue 28): port counters and their change over a run, NCCL-over-IB

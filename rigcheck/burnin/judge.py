@@ -16,6 +16,7 @@ from typing import Any
 
 from rigcheck.burnin.limits import Limits
 from rigcheck.burnin.trace import phase
+from rigcheck.facts.kernel_log.nvrm import find as nvrm_catalogue
 from rigcheck.facts.kernel_log.xid_catalog import judge as xid_catalogue
 
 # Clock event reasons that mean the GPU slowed itself down to protect itself; sw_power_cap
@@ -245,6 +246,34 @@ def _xid_line(event: dict[str, Any]) -> str:
         f"Xid {event['code']} at {event['t_s']:.0f} s on {event.get('device') or 'an unnamed GPU'}"
         + (f": {event['text']}" if event.get("text") else "")
         + f" ({xid.cause}: {xid.action})"
+    )
+
+
+def nvrm(trace: dict[str, Any], limits: Limits) -> list[str]:
+    """NVRM fault records during the burn-in (a GPU fallen off the bus, RmInitAdapter, GSP or
+    GFW boot failures: rigcheck.burnin.nvrm_events reads them). Each is a machine fault: no
+    allowance. A trace recorded before rigcheck read them cannot say there were none."""
+    if limits.errors is None:
+        raise NotApplicable(f"{limits.spec.name} has no NVRM records (not an NVIDIA class)")
+    events = trace["events"].get("nvrm")
+    if events is None:
+        raise CannotJudge(
+            "this trace was recorded before rigcheck read NVRM records (a GPU fallen off the "
+            "bus with no Xid): run the burn-in again, or read `sudo dmesg | grep NVRM`"
+        )
+    if isinstance(events, dict):
+        raise CannotJudge(f"NVRM records could not be read: {events.get('error')}")
+    by_bus = {d.get("bus_id"): d for d in trace["devices"]}
+    return [_nvrm_line(e, by_bus.get(e.get("device"))) for e in events]
+
+
+def _nvrm_line(event: dict[str, Any], device: dict[str, Any] | None) -> str:
+    """One record, on the loaded GPU it names where it names one, with its meaning and action."""
+    fault = nvrm_catalogue(str(event["kind"]))
+    where = label(device) if device else event.get("device") or "an unnamed GPU"
+    return (
+        f"NVRM {event['kind']} at {event['t_s']:.0f} s on {where}: {event.get('text')} "
+        f"({fault.meaning}; {fault.cause}: {fault.action})"
     )
 
 

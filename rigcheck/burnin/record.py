@@ -107,7 +107,10 @@ def record(torch: Any, args: argparse.Namespace) -> dict[str, Any]:
             {"name": "memory", "start_s": round(gemm_until - t0, 3), "end_s": args.duration},
         ],
         "devices": devices,
-        "events": {"xid": backend.xid(wall0, time.time())},
+        "events": {
+            "xid": backend.xid(wall0, time.time()),
+            "nvrm": backend.nvrm(wall0, time.time()),
+        },
         "unavailable": backend.unavailable,
         "sampler": {"busy_s": round(sampler.busy_s, 3), "ticks": len(sampler.columns[0]["t_s"])},
         "rdma_counters": {"before": rdma_before, "after": sample_ports()},
@@ -154,9 +157,10 @@ def _no_windows() -> dict[str, list]:
 class _Backend:
     """What record() needs from a kind of device: the devices, their readers and counters."""
 
-    def __init__(self, devices, entries, readers, counters, unavailable, xid):
+    def __init__(self, devices, entries, readers, counters, unavailable, xid, nvrm):
         self.devices, self.entries, self.readers = devices, entries, readers
         self.counters, self.unavailable, self.xid = counters, unavailable, xid
+        self.nvrm = nvrm  # NVRM fault records (rigcheck.burnin.nvrm_events)
 
 
 def _cuda(torch: Any) -> _Backend:
@@ -164,6 +168,7 @@ def _cuda(torch: Any) -> _Backend:
 
     from rigcheck.burnin import counters as nv
     from rigcheck.burnin.events import read_xid_events
+    from rigcheck.burnin.nvrm_events import read_nvrm_events
     from rigcheck.burnin.sampler import nvml_reader
 
     nvml.nvmlInit()
@@ -188,6 +193,7 @@ def _cuda(torch: Any) -> _Backend:
         counters=lambda i: nv.counters(nvml, handles[i]),
         unavailable={},
         xid=read_xid_events,
+        nvrm=read_nvrm_events,
     )
 
 
@@ -227,6 +233,7 @@ def _host() -> _Backend:
         counters=lambda i: none,
         unavailable=unavailable,
         xid=lambda start, end: {"error": "the cpu class has no Xid events (NVIDIA only)"},
+        nvrm=lambda start, end: {"error": "the cpu class has no NVRM records (NVIDIA only)"},
     )
 
 

@@ -2,8 +2,11 @@
 
 A pair is slow when its bus bandwidth is under the class's floor for a node pair (when the class
 has one) or more than `band` below the fleet's reference: the median over nodes of each node's
-median pair. A node median is robust to one bad partner and the median over nodes to a minority
-of bad nodes, so one slow node does not drag the reference down with its pairs.
+upper-median pair (statistics.median_high). The upper median is robust to a bad partner even
+where a node has only two (at 3 nodes the plain median of two pairs is their mean, and one slow
+node dragged the reference down with it), and the median over nodes to a minority of bad nodes.
+It is never above the fastest pair, so pairs within the band of each other always pass.
+With one pair only (2 nodes) there is nothing to compare: only the class floor can judge it.
 
 Attribution, as pairwise peers do it (cluster-health-scanner re-tests a failed node with a good
 one): a node slow in every pair it was in (two or more) is a slow node; a slow pair whose two
@@ -40,9 +43,10 @@ class PairResult:
 
 @dataclass
 class PairVerdict:
-    reference_gbps: float  # the fleet's: median over nodes of each node's median pair
+    reference_gbps: float  # the fleet's: median over nodes of each node's upper-median pair
     threshold_gbps: float  # a pair under this is slow
     why: str  # how the threshold was set
+    compared: bool = True  # False: one pair only, nothing to compare it with (floor or nothing)
     slow_pairs: list[PairResult] = field(default_factory=list)
     slow_nodes: dict[int, list[PairResult]] = field(default_factory=dict)
     slow_links: list[PairResult] = field(default_factory=list)
@@ -63,13 +67,18 @@ def judge_pairs(results: list[PairResult], band: float, floor: float | None = No
     for result in results:
         for node in result.nodes:
             by_node[node].append(result)
-    node_medians = [statistics.median(r.busbw_gbps for r in rs) for rs in by_node.values()]
+    node_medians = [statistics.median_high(r.busbw_gbps for r in rs) for rs in by_node.values()]
     reference = statistics.median(node_medians)
-    threshold = reference * (1 - band)
-    why = f"more than {band:.0%} below the fleet's {reference:,.2f} GB/s"
+    compared = len({r.nodes for r in results}) > 1
+    threshold = reference * (1 - band) if compared else 0.0
+    why = (
+        f"more than {band:.0%} below the fleet's {reference:,.2f} GB/s"
+        if compared
+        else "one node pair: no other pair to compare it with"
+    )
     if floor is not None and floor > threshold:
         threshold, why = floor, f"under the class floor {floor:,.2f} GB/s"
-    verdict = PairVerdict(reference, threshold, why)
+    verdict = PairVerdict(reference, threshold, why, compared=compared)
     verdict.slow_pairs = [r for r in results if r.busbw_gbps < threshold]
     slow = set(map(id, verdict.slow_pairs))
     for node, pairs in sorted(by_node.items()):

@@ -3,9 +3,11 @@
 A series is one figure of one device on one node (e.g. matmul_bf16_tflops gpu1 on node-07), in
 run order. It drifts when its latest value is more than the spec's warning band (`warn_band`,
 the same band that turns a pass into a warning against the achievable tier; 10% when unstated)
-below the median of its own earlier runs, and the least-squares slope over the series points
-down. The slope is reported per day, with the first and last dates, so a reader can tell a slow
-decline from one bad run.
+worse than the median of its own earlier runs, and the least-squares slope over the series points
+the same way. Worse is below for a rate and above for a time (rigcheck.history.direction); a
+unit that says neither drifts either way, and the text does not call it worse. The slope is
+reported per day, with the first and last dates, so a reader can tell a slow decline from one
+bad run.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from __future__ import annotations
 import datetime as dt
 import statistics
 from dataclasses import dataclass
+
+from rigcheck.history.direction import HIGHER, LOWER, better_direction
 
 DEFAULT_BAND = 0.1  # rigcheck.verdict.judge's default warn_band
 MIN_RUNS = 3  # two earlier runs at least: one earlier value is not a history
@@ -36,15 +40,21 @@ class Drift:
     last: str
     runs: int
     band: float
+    direction: int | None = HIGHER  # which way is better (rigcheck.history.direction)
 
     @property
     def below(self) -> float:
         return 1 - self.latest / self.baseline
 
     def text(self) -> str:
+        verb = "moved" if self.direction is None else "drifted"
+        way = "below" if self.latest < self.baseline else "above"
+        note = {HIGHER: "", LOWER: ", lower is better"}.get(
+            self.direction, f", which way is better is not known for {self.unit}"
+        )
         return (
-            f"{self.node}: {self.series} drifted {self.below:.0%} below its own median "
-            f"{self.baseline:,.4g} {self.unit} (band {self.band:.0%}): {self.latest:,.4g} "
+            f"{self.node}: {self.series} {verb} {abs(self.below):.0%} {way} its own median "
+            f"{self.baseline:,.4g} {self.unit} (band {self.band:.0%}{note}): {self.latest:,.4g} "
             f"{self.unit} now, slope {self.slope_per_day:+,.3g} {self.unit}/day from "
             f"{self.first[:10]} to {self.last[:10]} ({self.runs} runs)"
         )
@@ -74,10 +84,32 @@ def drift(node: str, series: str, unit: str, points: list[Point], band: float) -
     baseline = statistics.median(p.value for p in points[:-1])
     latest = points[-1].value
     slope = slope_per_day(points)
-    if baseline <= 0 or latest >= baseline * (1 - band) or slope >= 0:
+    direction = better_direction(unit)
+    if baseline <= 0 or not worse(direction, baseline, latest, slope, band):
         return None
     return Drift(
-        node, series, unit, baseline, latest, slope, points[0].at, points[-1].at, len(points), band
+        node,
+        series,
+        unit,
+        baseline,
+        latest,
+        slope,
+        points[0].at,
+        points[-1].at,
+        len(points),
+        band,
+        direction,
+    )
+
+
+def worse(direction: int | None, baseline: float, latest: float, slope: float, band: float) -> bool:
+    """Past the band on the worse side, the slope agreeing; either side when the way is unknown."""
+    if direction == HIGHER:
+        return latest < baseline * (1 - band) and slope < 0
+    if direction == LOWER:
+        return latest > baseline * (1 + band) and slope > 0
+    return worse(HIGHER, baseline, latest, slope, band) or worse(
+        LOWER, baseline, latest, slope, band
     )
 
 

@@ -48,7 +48,7 @@ def good_trace(gpus: int = 4, duration_s: float = 180.0, interval_s: float = 0.2
             {"name": "memory", "start_s": gemm_end, "end_s": duration_s},
         ],
         "devices": [_device(i, rng, duration_s, interval_s, gemm_end) for i in range(gpus)],
-        "events": {"xid": []},
+        "events": {"xid": [], "nvrm": []},
         "rdma_counters": {"before": _rdma_sample(0.0), "after": _rdma_sample(duration_s)},
     }
     return trace
@@ -157,6 +157,22 @@ def xid_79(trace: dict) -> None:
     )
 
 
+def nvrm_fallen_off_bus(trace: dict) -> None:
+    """gpu3 falls off the bus mid-run and the driver logs no Xid: the open driver's record of
+    NVIDIA/NVSentinel#155 (fixtures/realworld/kernel_log.json), as rigcheck.facts.kernel_log.nvrm
+    reads
+    it, with its bus id changed from 0000:b3:00.0 to gpu3's (the one edit)."""
+    trace["events"]["nvrm"].append(
+        {
+            "t_s": 95.0,
+            "kind": "fallen_off_bus",
+            "device": "0000:5d:00.0",
+            "text": "NVRM: The NVIDIA GPU 0000:5d:00.0 NVRM: (PCI ID: 10de:26b5) installed in "
+            "this system has NVRM: fallen off the bus and is not responding to commands.",
+        }
+    )
+
+
 def checksum_mismatch(trace: dict) -> None:
     """gpu0 computes one wrong result in one window: silent data corruption."""
     trace["devices"][0]["windows"]["mismatches"][70] = 1
@@ -206,6 +222,7 @@ FAULTS: dict[str, tuple[Callable[[dict], None], str, set[str]]] = {
     ),
     "clock_sag": (clock_sag, "test_clock_close_to_node_median", set()),
     "xid_79": (xid_79, "test_no_xid_events", set()),
+    "nvrm_fallen_off_bus": (nvrm_fallen_off_bus, "test_no_nvrm_fault_records", set()),
     "checksum_mismatch": (checksum_mismatch, "test_gemm_bit_identical_across_repeats", set()),
     "checksum_differs_across_gpus": (
         checksum_differs_across_gpus,

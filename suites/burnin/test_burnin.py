@@ -106,6 +106,17 @@ def test_no_xid_events(burn_in_trace, burn_in_limits):
     )
 
 
+def test_no_nvrm_fault_records(burn_in_trace, burn_in_limits):
+    report(
+        judged(burn_in_trace, judge.nvrm, burn_in_limits),
+        "NVIDIA driver fault records (NVRM, no Xid needed) in the kernel log during the load",
+        "Each line names the GPU and what to do (rigcheck/facts/kernel_log/nvrm.py): a GPU fallen "
+        "off "
+        "the bus or one the driver cannot initialize is unusable until the node is drained and "
+        "rebooted.",
+    )
+
+
 def test_gemm_bit_identical_across_repeats(burn_in_trace):
     report(
         judged(burn_in_trace, judge.gemm_repeats),

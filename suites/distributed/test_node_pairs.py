@@ -3,8 +3,9 @@
 Reads a node-pair run (--node-pairs=DIR, written by rigcheck.distributed.pair_worker on every
 node): rounds in which each node all-reduces with one partner. A pair is slow under the class's
 node-pair floor (node_pair_busbw_gbps, where the class has one) or more than the fleet band (10%,
-SuperBench's rule, as `rigcheck fleet`) below the fleet's median pair; rigcheck.distributed.
-pair_verdict says how a slow pair is put down to a node or to a link.
+SuperBench's rule, as `rigcheck fleet`) below the fleet's reference pair; rigcheck.distributed.
+pair_verdict says how a slow pair is put down to a node or to a link. Two nodes make one pair,
+which nothing but a floor can judge: without one the check skips, saying so.
 
 Every node judges the same run. Run on one of its nodes, the check fails for what involves that
 node (it is the slow node, or an end of a slow link) and only warns about the others, so each
@@ -60,6 +61,16 @@ def findings(pair_run, verdict) -> list[tuple[set[int], str]]:
     return found
 
 
+def one_pair_only(pair_run, results) -> str:
+    """Why two nodes cannot be judged without a floor: a pair is slow only next to another."""
+    rates = ", ".join(f"{pair_run.label(r)} {r.busbw_gbps:,.2f} GB/s" for r in results)
+    return (
+        f"cannot judge the node pair ({rates}): two nodes make one pair and there is no other "
+        f"pair to compare it with, and this class has no {FIGURE} floor. Run 3 or more nodes "
+        "(a slow node is then named at 3)."
+    )
+
+
 def test_no_slow_node_or_link(pair_run, spec, facts, record_property):
     results = pair_run.results()
     if not results:
@@ -69,12 +80,14 @@ def test_no_slow_node_or_link(pair_run, spec, facts, record_property):
     record_property(
         FIGURE, {f"round {r.round} {pair_run.label(r)}": round(r.busbw_gbps, 3) for r in results}
     )
+    if not verdict.compared and floor is None:
+        pytest.skip(one_pair_only(pair_run, results))
     found = findings(pair_run, verdict)
     me = pair_run.node_of(facts.find("host.hostname"))
     mine = [line for nodes, line in found if me is None or me in nodes]
     others = [line for nodes, line in found if me is not None and me not in nodes]
     how = (
-        f"Slow = {verdict.why} (median over nodes of each node's median pair), threshold "
+        f"Slow = {verdict.why} (median over nodes of each node's upper-median pair), threshold "
         f"{verdict.threshold_gbps:,.2f} GB/s."
     )
     if others:

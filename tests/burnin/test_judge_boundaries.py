@@ -72,6 +72,13 @@ SAYS = {
         "reboot, "
         "then a replacement if it recurs.",
     ),
+    "test_no_nvrm_fault_records": (
+        "NVIDIA driver fault records (NVRM, no Xid needed) in the kernel log during the load",
+        "Each line names the GPU and what to do (rigcheck/facts/kernel_log/nvrm.py): a GPU fallen "
+        "off "
+        "the bus or one the driver cannot initialize is unusable until the node is drained and "
+        "rebooted.",
+    ),
     "test_gemm_bit_identical_across_repeats": (
         "the same GEMM on the same inputs gave different bits: silent data corruption",
         "This GPU computes wrong answers under load: take it out of service and ask for a "

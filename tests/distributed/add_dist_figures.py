@@ -15,7 +15,9 @@ import sys
 from pathlib import Path
 
 EXPECTED = Path(__file__).resolve().parents[2] / "expected"
-HW = "rigcheck hardware reference (shared/reference/hardware.md)"
+# It first cited the developers' notes, outside this repository; each figure's public source now
+# stands in expected/<class>.json, which tests/spec/test_provenance.py checks.
+HW = "public reports (each figure's source: expected/<class>.json)"
 POLICY_ACH = (
     "rigcheck floor policy: 0.8 x achievable ({ach}), rounded down to 3 significant figures"
 )
@@ -156,7 +158,7 @@ FIGURES = {
             "achievable": None,
             "floor": None,
             "unknown_reason": (
-                "no public reference for 8x L40S all-reduce over PCIe (hardware.md); the check "
+                "no public reference for 8x L40S all-reduce over PCIe; the check "
                 "fails closed until a floor is measured on a healthy node of this class"
             ),
         },

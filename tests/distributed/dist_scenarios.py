@@ -28,8 +28,11 @@ from rigcheck.facts.nvidia.topology import PCIE_PATHS, nodes_of_cpus, nvlink_bet
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "distributed"
 GIB, MIB = 2**30, 2**20
 NOTE = (
-    "synthetic: written by tests/distributed/dist_scenarios.py from reference figures "
-    "(shared/reference/hardware.md, NVIDIA/nccl#1264), not read from a machine"
+    "synthetic: written by tests/distributed/dist_scenarios.py, not read from a machine. H100 "
+    "figures after public reports: ~480 GB/s all-reduce with NVLS "
+    "(https://github.com/NVIDIA/nccl-tests/issues/212), ~380 GB/s P2P per pair "
+    "(https://github.com/NVIDIA/nccl/issues/1264); L40S figures written by hand within PCIe "
+    "Gen4's 31.5 GB/s per direction (no public 8x L40S reference)"
 )
 BUS_IDS = [f"0000:{bus}:00.0" for bus in ("18", "2a", "3a", "5d", "9a", "ab", "ba", "db")]
 NVSWITCH_BUS_IDS = [f"0000:{bus}:00.0" for bus in ("05", "06", "07", "08")]
@@ -336,8 +339,8 @@ H100_LOG = {"version": "2.21.5+cuda12.4", "nvls_available": True, "nvls_channels
 
 
 def h100_job(**changes) -> Job:
-    """8x H100 SXM: ~480 GB/s all-reduce with NVLS (hardware.md), ~380 GB/s unidirectional P2P
-    per pair (NVIDIA/nccl#1264, p2pBandwidthLatencyTest on HGX H100)."""
+    """8x H100 SXM: ~480 GB/s all-reduce with NVLS (NVIDIA/nccl-tests#212), ~380 GB/s
+    unidirectional P2P per pair (NVIDIA/nccl#1264, p2pBandwidthLatencyTest on HGX H100)."""
     return Job(busbw=478.0, unidir=382.0, nccl_log=H100_LOG, **changes)
 
 

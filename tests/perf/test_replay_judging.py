@@ -175,7 +175,7 @@ def test_a_machine_without_its_gpus_leaves_the_failure_to_the_identity_check(per
 
 
 def test_the_reference_figures_pass_the_committed_h100_spec(perf_run, monkeypatch):
-    """fixtures/measurements/h100-synthetic.json (hardware.md's achievable figures) against
+    """fixtures/measurements/h100-synthetic.json (public figures, and one written by hand) against
     expected/h100.json as committed: a spec figure that a healthy H100 fails is a wrong spec."""
     monkeypatch.delenv("RIGCHECK_EXPECTED_DIR")
     replay = json.loads(H100_SYNTHETIC.read_text())

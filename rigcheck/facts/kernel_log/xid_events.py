@@ -21,6 +21,17 @@ class KernelLogUnreadable(RuntimeError):
 
 def xid_events(since: float, run: CommandRunner | None = None) -> list[dict[str, Any]]:
     """Xid events logged at or after `since` (time.time() seconds): time, code, bus_id, text."""
+    return _logged_since("xid_events", since, run)
+
+
+def nvrm_events(since: float, run: CommandRunner | None = None) -> list[dict[str, Any]]:
+    """NVRM fault records (rigcheck.facts.kernel_log.nvrm) logged at or after `since`: time, kind,
+    bus_id, text. Read from the same kernel log as the Xid events."""
+    return _logged_since("nvrm_events", since, run)
+
+
+def _logged_since(key: str, since: float, run: CommandRunner | None) -> list[dict[str, Any]]:
+    """The probe's `key` events with a wall-clock "time", those at or after `since`."""
     log = probe_kernel_log(run or CommandRunner())
     if is_error(log):
         raise KernelLogUnreadable(log[ERROR_KEY])
@@ -29,7 +40,7 @@ def xid_events(since: float, run: CommandRunner | None = None) -> list[dict[str,
         raise KernelLogUnreadable("/proc/uptime is unreadable: cannot place the events in time")
     booted = time.time() - uptime
     events = []
-    for event in log["xid_events"]:
+    for event in log[key]:
         if event["t_s"] is None:  # a log line without a stamp cannot be placed in the window
             continue
         at = booted + event["t_s"]
