@@ -1,14 +1,10 @@
 """Xid events during the burn-in, read through the kernel-log probe
-(rigcheck/facts/kernel_log/xid_events.py).
+(rigcheck/facts/kernel_log/xid_events.py: journalctl, /dev/kmsg or dmesg).
 
 `read_xid_events(start, end)` returns the Xid events logged between two wall-clock times as
 [{"t_s": seconds after start, "code": 79, "device": "0000:5d:00.0", "text": ...}], or an error
 record {"error": why} when the log cannot be read (no root, no journal access), so
-test_no_xid_events fails closed on GPU classes rather than passing unread.
-
-The reader is `rigcheck.facts.kernel_log.xid_events.xid_events(since) -> list[dict]` (wall-clock
-`time.time()`
-seconds in "time"; "code", "bus_id", "text"); tests replace READER.
+test_no_xid_events fails closed on GPU classes rather than passing unread. Tests replace READER.
 """
 
 from __future__ import annotations
@@ -16,31 +12,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-NOT_WIRED = (
-    "no kernel-log reader for Xid events in this rigcheck (rigcheck.facts.kernel_log.xid_events, "
-    "issue 12); "
-    "read them by hand: `sudo dmesg -T | grep -i xid`"
-)
+
+def _facts_reader() -> Callable[[float], list[dict[str, Any]]]:
+    from rigcheck.facts.kernel_log.xid_events import xid_events
+
+    return xid_events
 
 
-def _facts_reader() -> Callable[[float], list[dict[str, Any]]] | None:
-    try:
-        from rigcheck.facts.kernel_log import xid_events as xid  # issue 12's probe, when present
-    except ImportError:
-        return None
-    return getattr(xid, "xid_events", None)
-
-
-READER: Callable[[], Callable[[float], list[dict[str, Any]]] | None] = _facts_reader
+READER: Callable[[], Callable[[float], list[dict[str, Any]]]] = _facts_reader
 
 
 def read_xid_events(start: float, end: float) -> list[dict[str, Any]] | dict[str, str]:
     """Xid events between two time.time() moments, relative to start; or an error record."""
-    reader = READER()
-    if reader is None:
-        return {"error": NOT_WIRED}
     try:
-        events = reader(start)
+        events = READER()(start)
     except Exception as exc:  # a probe that fails is a reason, never a crash of the burn-in
         return {"error": f"reading Xid events failed: {type(exc).__name__}: {exc}"}
     return [
