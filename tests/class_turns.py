@@ -1,8 +1,8 @@
 """Which device classes this run's costly per-class self-tests take: a third of them in turn.
 
 A few self-tests replay the real suites once per class (tests/replay/test_fact_mutations.py,
-the per-class floors of tests/boundaries): the judging code is the same for every class, only
-the spec and snapshot differ. CI takes one turn of the classes per commit, the next turn on the
+test_broken_variants.py, the per-class floors of tests/boundaries): the judging code is the
+same for every class, only the spec and snapshot differ. CI takes one turn of the classes per commit, the next turn on the
 next commit (the turn is the commit count modulo TURNS), so any three consecutive commits
 cover every class, and a failure reproduces on its commit. Always taken as well: every class
 whose expected/<class>.json or fixtures/snapshots/<class>.json differs from HEAD~1 (edits not
@@ -23,6 +23,7 @@ import os
 import subprocess
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 TURNS = 3
 REPO = Path(__file__).resolve().parents[1]
@@ -81,6 +82,19 @@ def in_turn(name: str) -> bool:
 def this_turn(names: Iterable[str]) -> list[str]:
     """The classes of `names` this run takes."""
     return [n for n in names if in_turn(n)]
+
+
+def this_turn_cases(cases: Iterable[tuple[str, Any]]) -> list[tuple[str, Any]]:
+    """The (class, case) pairs this run takes: those of this turn's classes, and for a case none
+    of whose classes is in this turn, one of its classes (by turn), so that every case still
+    runs on every commit. Every pair runs in its class's turn."""
+    cases = list(cases)
+    kept = {(n, id(c)) for n, c in cases if in_turn(n)}
+    alone = {id(c): c for _, c in cases if not any(id(c) == k for _, k in kept)}
+    for case in alone.values():  # by id, in order: a case need not be hashable
+        names = [n for n, c in cases if c is case]
+        kept.add((names[(turn() or 0) % len(names)], id(case)))
+    return [(n, c) for n, c in cases if (n, id(c)) in kept]
 
 
 def every_class() -> list[str]:

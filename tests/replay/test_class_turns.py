@@ -88,3 +88,20 @@ def test_a_folder_that_is_not_its_own_checkout_runs_every_class(turns, monkeypat
     monkeypatch.setattr(turns, "REPO", copy.resolve())
     assert turns.turn() is None
     assert turns.this_turn(EVERY) == EVERY
+
+
+def test_every_case_runs_each_turn_and_every_pair_in_its_class_turn(turns, monkeypatch):
+    cases = [object() for _ in range(4)]
+    pairs = [("h100", cases[0]), ("a100", cases[0]), ("b200", cases[0])]  # one case, 3 classes
+    pairs += [(name, cases[1]) for name in EVERY]  # on every class
+    pairs += [("cpu", cases[2]), ("m4pro", cases[3])]  # on one class each
+    union = set()
+    for t in range(turns.TURNS):
+        monkeypatch.setattr(turns, "turn", lambda t=t: t)
+        monkeypatch.setattr(turns, "changed_classes", lambda: frozenset())
+        kept = turns.this_turn_cases(pairs)
+        assert {id(c) for _, c in kept} == {id(c) for c in cases}, t
+        assert {(n, id(c)) for n, c in pairs if turns.in_turn(n)} <= {(n, id(c)) for n, c in kept}
+        assert kept == [p for p in pairs if p in kept]  # the given order
+        union |= {(n, id(c)) for n, c in kept}
+    assert union == {(n, id(c)) for n, c in pairs}
