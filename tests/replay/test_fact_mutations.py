@@ -8,7 +8,7 @@ asserts a failure naming the fact or a usage error naming the field.
 
 A run takes one turn of the classes (tests/class_turns.py: a third of them, in turn from
 commit to commit) and about 7.4 examples per class taken (200 over the 27 classes, as when every
-run took every class: about 70 examples, 40 s on one core); every class, and longer:
+run took every class: 67 examples, ~20 s of CPU); every class, and longer:
     RIGCHECK_ALL_CLASSES=1 pytest tests/replay/test_fact_mutations.py \
         --hypothesis-profile=facts-long
 or the seeded fuzz: python -m rigcheck.facts.fuzz --seed 1 --count 500
