@@ -51,6 +51,13 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "serial: runs alone, in CI's second pass (SERIAL here)")
 
 
+def pytest_report_header(config: pytest.Config) -> str:
+    """Which classes the per-class self-tests take this run, and how to repeat it."""
+    from class_turns import describe
+
+    return describe()
+
+
 @pytest.hookimpl(tryfirst=True)  # before -m deselects by it
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     modules = {}  # file -> its module, for every test file collected

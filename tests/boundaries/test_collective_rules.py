@@ -13,6 +13,7 @@ import statistics
 from pathlib import Path
 
 import pytest
+from class_turns import this_turn
 
 from rigcheck.distributed.measure import BUSBW_FACTOR
 from rigcheck.distributed.results import OPS, CollectiveRun, CollectivesError
@@ -281,7 +282,8 @@ def cpu_job() -> dict:
     return bundle
 
 
-@pytest.mark.parametrize("name", classes_with("allreduce_busbw_gbps"))
+# One turn of the classes per run (tests/class_turns.py): every class over three commits.
+@pytest.mark.parametrize("name", this_turn(classes_with("allreduce_busbw_gbps")))
 def test_all_reduce_floor_of_every_class(run_suite, name):
     spec = load_spec(name)
     figure = spec.figures["allreduce_busbw_gbps"]
@@ -307,7 +309,7 @@ def test_all_reduce_floor_of_every_class(run_suite, name):
     assert above.judgements["test_allreduce_bus_bandwidth"]["floor"] == floor
 
 
-@pytest.mark.parametrize("name", classes_with("p2p_unidir_gbps"))
+@pytest.mark.parametrize("name", this_turn(classes_with("p2p_unidir_gbps")))
 def test_peer_copy_floor_of_every_class(run_suite, name):
     spec = load_spec(name)
     floor = spec.figures["p2p_unidir_gbps"]["floor"]["value"]

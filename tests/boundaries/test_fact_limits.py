@@ -9,6 +9,7 @@ import copy
 import math
 
 import pytest
+from class_turns import this_turn
 
 from rigcheck.spec import GIB, load_spec, spec_dir
 from rigcheck.testing.synthetic import synthetic_snapshot
@@ -39,7 +40,8 @@ def just_below(version: str) -> str:
 # ---- memory ----
 
 
-@pytest.mark.parametrize("name", GPU_CLASSES)
+# One turn of the classes per run (tests/class_turns.py): every class over three commits.
+@pytest.mark.parametrize("name", this_turn(GPU_CLASSES))
 def test_memory_floor_in_gib_on_every_gpu_class(run_suite, name):
     """GPU 0 one byte under the floor, GPU 1 at it (the first whole byte), GPU 2 the floor
     read as GB."""
@@ -65,7 +67,7 @@ def test_memory_floor_in_gib_on_every_gpu_class(run_suite, name):
     assert run.outcomes["test_memory_per_device"] == "passed", run.describe()
 
 
-@pytest.mark.parametrize("name", [n for n in CLASSES if n not in GPU_CLASSES])
+@pytest.mark.parametrize("name", this_turn([n for n in CLASSES if n not in GPU_CLASSES]))
 def test_memory_floor_of_the_host_and_apple_classes(run_suite, name):
     spec = load_spec(name)
     floor = spec.expect("memory_per_device")["floor"]["value"]
@@ -119,7 +121,7 @@ def test_a_cuda_major_without_a_known_minimum_fails_closed(run_suite):
     ), run.describe()
 
 
-@pytest.mark.parametrize("name", CUDA_CLASSES)
+@pytest.mark.parametrize("name", this_turn(CUDA_CLASSES))
 def test_class_driver_minimum(run_suite, name):
     spec = load_spec(name)
     minimum = spec.expected_value("min_driver")

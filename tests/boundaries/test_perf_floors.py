@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from class_turns import this_turn
 
 from rigcheck.measure.catalogue import CATALOGUE
 from rigcheck.spec import load_spec, spec_dir
@@ -112,7 +113,8 @@ GPU_CLASSES = [n for n in class_names() if load_spec(n).backend in ("cuda", "roc
 HOST_CLASSES = [n for n in class_names() if n not in GPU_CLASSES]
 
 
-@pytest.mark.parametrize("name", GPU_CLASSES)
+# One turn of the classes per run (tests/class_turns.py): every class over three commits.
+@pytest.mark.parametrize("name", this_turn(GPU_CLASSES))
 def test_gpu_class_floors(run_suite, name):
     """One device per boundary point: GPU i is measured at point i of every figure."""
     spec = load_spec(name)
@@ -133,7 +135,7 @@ def test_gpu_class_floors(run_suite, name):
     assert checked >= 3 * len(figures)
 
 
-@pytest.mark.parametrize("name", HOST_CLASSES)
+@pytest.mark.parametrize("name", this_turn(HOST_CLASSES))
 def test_host_class_floors(run_suite, name):
     """The host (cpu) or the Apple GPU (mps) is one device: one run per boundary point."""
     spec = load_spec(name)

@@ -5,26 +5,38 @@ worker through the launcher directly with a rank that stops answering on purpose
 """
 
 import json
+import warnings
 
 import pytest
+from live_allreduce import CHECK, only_the_floor_failed
 
 from rigcheck.distributed.launch import run_collectives
 from rigcheck.distributed.results import load_run
+from rigcheck.reports.certificate import load_certificate
 
 torch = pytest.importorskip("torch", reason="the live checks need a torch (tox selftest has one)")
 QUICK = ["--backend=gloo", "--bytes=4MiB", "--check-bytes=256KiB", "--iters=2", "--warmup=1"]
 
 
 def test_the_gloo_path_passes_through_pytest_and_torchrun(run_suite, tmp_path):
-    result = run_suite("-m", "cpu and distributed", f"--collectives-dir={tmp_path}", "-rs")
-    assert result.ret == 0, result.describe()
+    report = tmp_path / "report"
+    result = run_suite(
+        "-m", "cpu and distributed", f"--collectives-dir={tmp_path}", f"--report-dir={report}",
+        "-rs",
+    )  # fmt: skip
+    # The bandwidth is judged against the cpu floor; on CI's busy cores it may be under it
+    # (tests/live_allreduce.py): then that check alone fails, saying so, and is warned about.
+    under = only_the_floor_failed(load_certificate(report))
+    if under:
+        warnings.warn(under, stacklevel=1)
+    assert result.ret == (1 if under else 0), result.describe()
     passed = {n for n, outcome in result.outcomes.items() if outcome == "passed"}
     assert passed == {
         "test_process_group_started_on_every_rank",
         "test_allreduce_correct",
         "test_allreduce_bus_bandwidth",
         "test_allgather_and_reducescatter",
-    }, result.describe()
+    } - ({CHECK} if under else set()), result.describe()
     # What the job left behind: one result per rank, named by host, and how torchrun was run.
     run = load_run(tmp_path)
     host = run.hosts[0]

@@ -1,10 +1,14 @@
-"""Every broken variant fails on every class it applies to: exactly its checks, with its message."""
+"""Every broken variant fails on every class it applies to: exactly its checks, with its message.
+
+Each run takes every variant, on this run's turn of the classes (tests/class_turns.py; every
+class over three commits). Every pair: RIGCHECK_ALL_CLASSES=1 RIGCHECK_ALL_VARIANTS=1."""
 
 import json
 from pathlib import Path
 
 import pytest
 from class_rotation import rotated_cases
+from class_turns import this_turn_cases
 
 from rigcheck.spec import load_all
 from rigcheck.testing.synthetic import synthetic_snapshot
@@ -12,8 +16,11 @@ from rigcheck.testing.variants import load_variants
 
 SNAPSHOTS = Path(__file__).resolve().parents[2] / "fixtures" / "snapshots"
 SPECS = load_all()
-CASES = rotated_cases(
-    (name, v) for v in load_variants() for name, spec in SPECS.items() if v.applies(spec)
+# Each variant on this run's turn of the classes, and at least one class (tests/class_turns.py).
+CASES = this_turn_cases(
+    rotated_cases(
+        (name, v) for v in load_variants() for name, spec in SPECS.items() if v.applies(spec)
+    )
 )
 
 
