@@ -22,19 +22,35 @@ def _facts_reader() -> Callable[[float], list[dict[str, Any]]]:
 READER: Callable[[], Callable[[float], list[dict[str, Any]]]] = _facts_reader
 
 
+LATE_S = 5  # the kernel logs a few seconds late
+
+
 def read_xid_events(start: float, end: float) -> list[dict[str, Any]] | dict[str, str]:
     """Xid events between two time.time() moments, relative to start; or an error record."""
+    return between(lambda since: READER()(since), start, end, "Xid events", "code", int)
+
+
+def between(
+    read: Callable[[float], list[dict[str, Any]]],
+    start: float,
+    end: float,
+    what: str,
+    key: str,
+    kind: Callable[[Any], Any],
+) -> list[dict[str, Any]] | dict[str, str]:
+    """The kernel-log records READ gives from START on that fall in the window, each with its
+    time after START, its KEY (Xid code, NVRM kind), GPU and text; or an error record."""
     try:
-        events = READER()(start)
+        events = read(start)
     except Exception as exc:  # a probe that fails is a reason, never a crash of the burn-in
-        return {"error": f"reading Xid events failed: {type(exc).__name__}: {exc}"}
+        return {"error": f"reading {what} failed: {type(exc).__name__}: {exc}"}
     return [
         {
             "t_s": round(float(e["time"]) - start, 1),
-            "code": int(e["code"]),
+            key: kind(e[key]),
             "device": e.get("bus_id"),
             "text": str(e.get("text", "")),
         }
         for e in events
-        if start <= float(e["time"]) <= end + 5  # the kernel logs a few seconds late
+        if start <= float(e["time"]) <= end + LATE_S
     ]

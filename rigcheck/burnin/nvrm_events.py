@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-LATE_S = 5  # the kernel logs a few seconds late (as events.py)
+from rigcheck.burnin.events import between
 
 
 def _facts_reader() -> Callable[[float], list[dict[str, Any]]]:
@@ -30,17 +30,4 @@ READER: Callable[[], Callable[[float], list[dict[str, Any]]]] = _facts_reader
 
 def read_nvrm_events(start: float, end: float) -> list[dict[str, Any]] | dict[str, str]:
     """NVRM records between two time.time() moments, relative to start; or an error record."""
-    try:
-        events = READER()(start)
-    except Exception as exc:  # a probe that fails is a reason, never a crash of the burn-in
-        return {"error": f"reading NVRM records failed: {type(exc).__name__}: {exc}"}
-    return [
-        {
-            "t_s": round(float(e["time"]) - start, 1),
-            "kind": str(e["kind"]),
-            "device": e.get("bus_id"),
-            "text": str(e.get("text", "")),
-        }
-        for e in events
-        if start <= float(e["time"]) <= end + LATE_S
-    ]
+    return between(lambda since: READER()(since), start, end, "NVRM records", "kind", str)
