@@ -94,7 +94,7 @@ AMD_EQUIVALENT = {
 
 # NVML-suite checks whose facts AMD devices carry too (sysfs AER): they judge AMD as they are.
 # amdsmi_get_gpu_process_list is stored as NVML's "processes" (amd_smi._processes).
-# amd_topology.py writes NVML's topology shape (gpus with index, pairs with gpus).
+# facts/amd/topology.py writes NVML's topology shape (gpus with index, pairs with gpus).
 AMD_JUDGED_AS_IS = {
     "test_pcie_aer_within_limits",
     "test_no_other_processes",

@@ -230,8 +230,7 @@ def judge(outcomes: list[tuple[str, str, str]], areas: dict[str, str], started: 
     equivalent = listed_equivalents()
     failed, killers = False, {}
     for mutant, status, output in outcomes:
-        short = mutant.rpartition(".")[2]
-        if status == "survived" and (areas[mutant], short) in equivalent:
+        if status == "survived" and is_listed(mutant, areas[mutant], equivalent):
             status = "survived, listed as equivalent in tests/mutation/survivors.md"
         print(f"  {mutant}: {status}")
         if status == "survived":
@@ -290,6 +289,12 @@ def listed_equivalents() -> set[tuple[str, str]]:
                 last = last.rpartition("_")[0] + name if name.startswith("_") and last else name
                 listed.add((cells[0], last))
     return listed
+
+
+def is_listed(mutant: str, area: str, equivalent: set[tuple[str, str]]) -> bool:
+    """Whether survivors.md lists this mutant of this area: by its function's mutant name
+    (`x_f__mutmut_3`) or with its module in front (`cli.x_f__mutmut_3`), as the tables write it."""
+    return any(a == area and (mutant == n or mutant.endswith(f".{n}")) for a, n in equivalent)
 
 
 def indent(text: str) -> str:

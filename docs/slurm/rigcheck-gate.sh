@@ -8,8 +8,12 @@ here=$(dirname "$0")
 RIGCHECK_PYTHON=/opt/rigcheck/.venv/bin/python   # a Python with rigcheck installed
 RIGCHECK_CLASS=                                   # e.g. h100; empty: detected
 RIGCHECK_TIER_BUDGET=                             # seconds; empty: the quick tier's 10
+# set -a: every line of rigcheck.env is exported, so RIGCHECK_GATE_DIR and the other variables
+# rigcheck itself reads reach it whether or not the file says `export`.
+set -a
 # shellcheck source=/dev/null
 [ -r "$here/rigcheck.env" ] && . "$here/rigcheck.env"
+set +a
 export PATH="${PATH:-/usr/bin:/bin}:/usr/sbin:/usr/bin"
 case "${SLURM_SCRIPT_CONTEXT:-}" in
     prolog_slurmd) mode=prolog ;;

@@ -34,13 +34,14 @@ def load_trace(path: str | os.PathLike[str]) -> dict[str, Any]:
     if isinstance(data, dict) and data.get("schema_version") not in (None, SCHEMA_VERSION):
         raise BurnInError(
             f"{path}: trace schema_version {data.get('schema_version')!r}, this rigcheck reads "
-            f"{SCHEMA_VERSION}: record it again with this version (pytest --burn-in=60s)"
+            f"{SCHEMA_VERSION}: record it again with this version "
+            "(rigcheck check CLASS --burn-in=60s)"
         )
     problem = trace_problem(data)
     if problem:
         raise BurnInError(
             f"{path}: not a rigcheck burn-in trace ({problem}). Record one with "
-            "`pytest -m CLASS --burn-in=60s`, or write one: `python -m "
+            "`rigcheck check CLASS --burn-in=60s`, or write one: `python -m "
             "rigcheck.testing.synthetic_trace`"
         )
     return data

@@ -34,7 +34,7 @@ AMDSMI = "`amd-smi static` and `amd-smi metric` show it; re-record with `rigchec
 FABRIC = "`ibstat` and /sys/class/infiniband show it; re-record with `rigcheck facts -o FILE`"
 
 
-# What host.py's virtualization fact can say: systemd-detect-virt's answers, or the CPU flag.
+# What host/system.py's virtualization fact can say: systemd-detect-virt's answers, or the CPU flag.
 VIRT_NONE = ("none", "none detected")
 VIRT_VMS = (
     "kvm", "amazon", "qemu", "bochs", "xen", "uml", "vmware", "oracle", "microsoft", "zvm",
@@ -147,7 +147,7 @@ TYPES: dict[str, FactType] = {
         "choice", "how MPS answers float64", choices=("rejected", "supported", "wrong_result")
     ),
     "smoke.mps.autocast_fp16.ok": _t("bool", "whether autocast on MPS gives fp16"),
-    # counters and logs (issue 12: rigcheck/facts/nvidia/counters.py, kernel_log.py, host_limits.py)
+    # counters and logs (issue 12: rigcheck/facts/nvidia/counters.py, kernel_log/, host/limits.py)
     "devices.*.pcie_replays": _t("count", "PCIe packets resent since the driver loaded"),
     "devices.*.pcie_aer": _t("object", "AER errors the kernel counted for the GPU"),
     "devices.*.pcie_aer.correctable": _t("count", "correctable PCIe errors since boot"),
@@ -302,14 +302,14 @@ TYPES: dict[str, FactType] = {
     ),
     "kernel_log.xid_events.*.bus_id": _t("text", "the PCI address of the GPU the Xid names"),
     "kernel_log.amdgpu_events": _t(
-        "list", "amdgpu's fault lines in the window (amdgpu_log.py)", items="object"
+        "list", "amdgpu's fault lines in the window (kernel_log/amdgpu.py)", items="object"
     ),
     "kernel_log.amdgpu_events.*.text": _t("text", "the amdgpu line, which names the fault"),
     "kernel_log.amdgpu_events.*.bus_id": _t(
         "text", "the PCI address of the GPU amdgpu names (null: the line names none)", nullable=True
     ),
     "kernel_log.nvrm_events": _t(
-        "list", "the NVIDIA driver's non-Xid fault records (nvrm_log.py)", items="object"
+        "list", "the NVIDIA driver's non-Xid fault records (kernel_log/nvrm.py)", items="object"
     ),
     "kernel_log.nvrm_events.*.kind": _t("text", "which NVRM record it is (nvrm_log.CATALOGUE)"),
     "kernel_log.nvrm_events.*.text": _t("text", "the NVRM record, which names the fault"),

@@ -2,13 +2,12 @@
 prolog took before the job and the one taken after it.
 
 New Xid events of a machine fault (not a program's own, rigcheck.facts.kernel_log.xid_catalog) and
-new
-NVRM records without an Xid (nvrm_log.py), uncorrected ECC errors or remapped rows that grew, a
-hardware or thermal slowdown still active, and processes holding a GPU that were not there before
-the job. Each is a Finding; the first one is the run's root-cause line (in
-rigcheck.reports.root_cause's form), which is what the node is drained with. Counters that cannot
-be read (an error record, a placeholder) are left out here: the quick tier's fact checks fail on
-them, with their reason.
+new NVRM records without an Xid (rigcheck.facts.kernel_log.nvrm), uncorrected ECC errors or remapped
+rows that grew, a hardware or thermal slowdown still active, and processes holding a GPU that were
+not there before the job. Each is a Finding; the first one is the run's root-cause line (in
+rigcheck.reports.root_cause's form), which is what the node is drained with. Counters that cannot be
+read (an error record, a placeholder) are left out here: the quick tier's fact checks fail on them,
+with their reason.
 """
 
 from __future__ import annotations

@@ -36,7 +36,9 @@ def add_parser(subparsers: Any) -> None:
     mark.add_argument("--dir", type=Path, default=Path("reports"), help="where the quick tier's "
                       "reports go (default: ./reports)")  # fmt: skip
     mark.add_argument("--facts", help="judge a recorded snapshot, not this machine")
-    mark.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="S")
+    mark.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="S",
+                      help=f"kill the quick tier after S s (default {DEFAULT_TIMEOUT_S:g}): "
+                      "then incomplete, and the node tainted")  # fmt: skip
     mark.add_argument("--tier-budget", type=float, metavar="S",
                       help="the quick tier's budget instead of 10 s")  # fmt: skip
     mark.add_argument("--busy-node", action="store_true", help="the node runs other pods' work "

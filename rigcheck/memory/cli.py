@@ -263,6 +263,15 @@ def fit_report(args: argparse.Namespace, job: Job, result: Estimate, device: int
     return out
 
 
+def plan_written(output: str, device: str | None) -> str:
+    """What to run next: the installed command (README's rows), the clone's pytest beside it."""
+    name = device or "CLASS"
+    return (
+        f"wrote {output}: check it on the machine with rigcheck check {name} --plan={output} "
+        f"(in a clone: pytest -m {name} --plan={output})"
+    )
+
+
 def run_fit(args: argparse.Namespace) -> int:
     """Estimate, print, and exit 0 (fits), 1 (does not fit) or 2 (bad input)."""
     try:
@@ -276,10 +285,7 @@ def run_fit(args: argparse.Namespace) -> int:
         return 2
     if args.output:  # the plan file `pytest --plan` reads: this job's options
         Path(args.output).write_text(json.dumps(report["job"], indent=2) + "\n")
-        print(
-            f"wrote {args.output}: check it with pytest -m CLASS --plan={args.output}",
-            file=sys.stderr,
-        )
+        print(plan_written(args.output, args.device), file=sys.stderr)
     if args.json:
         print(json.dumps(report))
     else:

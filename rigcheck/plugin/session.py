@@ -425,7 +425,8 @@ class ReportSession:
             terminalreporter.write_line(
                 f"rigcheck: nothing was checked: {' '.join(filter(None, chosen))} selected none "
                 f"of the {self.deselected} checks in suites/, which is not a pass (exit 5). "
-                "Loosen the selection, e.g. just the class: pytest -m CLASS",
+                "Loosen the selection, e.g. just the class: rigcheck check CLASS (in a clone: "
+                "pytest -m CLASS)",
                 red=True,
             )
 

@@ -2,11 +2,11 @@
 
 CI has no GPU, so every device class's fact checks are replayed on snapshots written here from
 the class's spec and a small table of what real boards report (NVML names, PCI ids, memory as
-NVML counts it: vendors' datasheets, DCGM's SKU table, the spec sources). Each snapshot has
-exactly the shape the probes write (nvml.py, torch_probe.py, topology.py, amd.py, apple.py,
-host.py): same keys, types and units. Identity facts (name, PCI id, memory, compute
-capability) come from the table, not the spec, so a spec that disagrees with real hardware
-fails its own good snapshot.
+NVML counts it: vendors' datasheets, DCGM's SKU table, the spec sources). Each snapshot has exactly
+the shape the probes write (facts/nvidia/, facts/host/torch_probe.py, facts/amd/, facts/apple/,
+facts/host/system.py): same keys, types and units. Identity facts (name, PCI id, memory, compute
+capability) come from the table, not the spec, so a spec that disagrees with real hardware fails its
+own good snapshot.
 
     python -m rigcheck.testing.synthetic --write fixtures/snapshots    # one file per class
     python -m rigcheck.testing.synthetic h100 --gpus 8                 # one snapshot on stdout
@@ -144,7 +144,7 @@ def _origin(spec: Spec, gpus: int | None) -> dict[str, Any]:
 
 
 def _linux_host(profile: str) -> dict[str, Any]:
-    """host.py's facts for a Linux server, workstation or VM of this profile."""
+    """facts/host/system.py's facts for a Linux server, workstation or VM of this profile."""
     h = HOSTS[profile]
     return {
         "os": "Linux",
@@ -171,7 +171,7 @@ def _linux_host(profile: str) -> dict[str, Any]:
 
 
 def _mac_host(chip: AppleChip) -> dict[str, Any]:
-    """host.py on macOS: no /etc/os-release, and py-cpuinfo finds no flags on Apple silicon."""
+    """host/system.py on macOS: no /etc/os-release; py-cpuinfo finds no flags on Apple silicon."""
     return {
         "os": "Darwin",
         "os_release": "macOS-15.1.1-arm64-arm-64bit",

@@ -1,7 +1,7 @@
 """Synthetic amdsmi facts of a healthy, idle AMD Instinct GPU, and the ROCm versions of its host
 (synthetic.py uses these).
 
-The shapes are amd_smi.py's and rocm.py's; the values are those of a healthy bare-metal node:
+The shapes are facts/amd/smi.py's and rocm.py's; the values are those of a healthy bare-metal node:
 every error counter zero, no retired page, the power cap at the class's TDP, a Gen5 x16 link,
 all seven xGMI links of each GPU up on a multi-GPU node, the same firmware on every GPU, and a
 ROCm 6.2 host under a torch built for ROCm 6.2. Firmware strings, the bad-page threshold and the

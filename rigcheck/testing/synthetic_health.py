@@ -1,8 +1,8 @@
 """Synthetic counters, kernel log and host limits of a healthy machine (synthetic.py uses these).
 
-The shapes are the probes' (counters.py, kernel_log.py, host_limits.py); the values are those
-of a healthy idle machine: every error counter zero, no Xid since boot, the fabric registered
-where the class has NVSwitches, the same firmware on every GPU. Firmware strings and
+The shapes are the probes' (facts/nvidia/counters.py, facts/kernel_log/, facts/host/limits.py); the
+values are those of a healthy idle machine: every error counter zero, no Xid since boot, the fabric
+registered where the class has NVSwitches, the same firmware on every GPU. Firmware strings and
 temperature thresholds are representative figures, not read from a machine.
 """
 

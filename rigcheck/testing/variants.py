@@ -97,6 +97,13 @@ class Variant:
 
 
 def load_variants(path: Path = VARIANTS_PATH) -> list[Variant]:
+    """The variants in PATH: by default the clone's fixtures/broken_variants.json, which an
+    installed wheel does not have (fixtures/ is data beside the package, not in it)."""
+    if not Path(path).is_file():
+        raise VariantError(
+            f"{path}: no variants file. fixtures/ comes with a clone of rigcheck, not with its "
+            "wheel: pass your own file, load_variants(path)"
+        )
     return [Variant(**entry) for entry in json.loads(Path(path).read_text())]
 
 

@@ -28,7 +28,7 @@ def link_type(spec, devices):
     """The class's GPU-GPU link, on a node with GPU pairs to judge."""
     if spec.backend == "cpu":
         pytest.skip(f"{spec.name} has no GPUs: no topology to judge")
-    if spec.vendor not in ("nvidia", "amd"):  # AMD: amdsmi's topology (amd_topology.py)
+    if spec.vendor not in ("nvidia", "amd"):  # AMD: amdsmi's, facts/amd/topology.py
         pytest.skip(f"{spec.title} has one device: no GPU pairs")
     if len(devices) < 2:
         pytest.skip("one GPU: no pair to judge (on a multi-GPU node of a 1-GPU class: --gpus N)")

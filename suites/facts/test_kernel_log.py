@@ -45,7 +45,7 @@ def test_no_machine_fault_xids(spec, facts, devices):
         xid = judge(code, text)
         where = _where(names, fact(facts, f"kernel_log.xid_events.{i}.bus_id"), text, "NVML")
         (apps if xid.cause in NOT_FAILED else faults)[(f"Xid {xid.code}", xid, where)] += 1
-    for i in range(len(fact(facts, "kernel_log.nvrm_events"))):  # non-Xid records: nvrm_log.py
+    for i in range(len(fact(facts, "kernel_log.nvrm_events"))):  # non-Xid: kernel_log/nvrm.py
         record = nvrm_log.find(fact(facts, f"kernel_log.nvrm_events.{i}.kind"))
         text = fact(facts, f"kernel_log.nvrm_events.{i}.text")
         where = _where(names, fact(facts, f"kernel_log.nvrm_events.{i}.bus_id"), text, "NVML")
@@ -65,9 +65,9 @@ def test_no_machine_fault_xids(spec, facts, devices):
 
 
 def test_no_amdgpu_faults(spec, facts, devices):
-    """amdgpu's RAS, reset and hang lines (amdgpu_log.py), sorted as the Xid check sorts codes:
-    machine and driver faults fail, application faults (page faults, a soft-recovered job) are
-    reported as a warning."""
+    """amdgpu's RAS, reset and hang lines (rigcheck/facts/kernel_log/amdgpu.py), sorted as the
+    Xid check sorts codes: machine and driver faults fail, application faults (page faults, a
+    soft-recovered job) are reported as a warning."""
     if spec.vendor != "amd":
         pytest.skip(f"amdgpu's kernel-log lines: {spec.name} is {spec.vendor}")
     events = newer_fact(facts, "kernel_log.amdgpu_events")

@@ -92,7 +92,9 @@ def test_trace_round_trips(tmp_path):
     [
         ("{not json", "not valid JSON"),
         ('{"schema_version": 2}', "schema_version 2"),
+        ('{"schema_version": 2}', r"again with this version \(rigcheck check CLASS --burn-in=60s"),
         ('{"schema_version": 1}', "not a rigcheck burn-in trace"),
+        ('{"schema_version": 1}', "Record one with `rigcheck check CLASS --burn-in=60s`"),
     ],
 )
 def test_bad_trace_files_say_what_is_wrong_in_one_line(tmp_path, content, says):

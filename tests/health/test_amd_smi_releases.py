@@ -1,5 +1,5 @@
-"""The small readers of what amdsmi releases answer differently (amd_smi_releases.py); the whole
-probe runs through each real release in tests/amdsmi_real."""
+"""The small readers of what amdsmi releases answer differently (facts/amd/smi_releases.py); the
+whole probe runs through each real release in tests/amdsmi_real."""
 
 import pytest
 

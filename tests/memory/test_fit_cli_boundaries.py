@@ -314,7 +314,10 @@ def test_output_writes_the_job_as_a_plan_file(capsys, tmp_path) -> None:
     assert main([*argv, "-o", str(plan), "--json"]) == 0
     captured = capsys.readouterr()
     report = json.loads(captured.out)
-    assert captured.err == f"wrote {plan}: check it with pytest -m CLASS --plan={plan}\n"
+    assert captured.err == (
+        f"wrote {plan}: check it on the machine with rigcheck check CLASS --plan={plan} "
+        f"(in a clone: pytest -m CLASS --plan={plan})\n"
+    )
     assert plan.read_text() == json.dumps(report["job"], indent=2) + "\n"
     written = json.loads(plan.read_text())
     assert written["lora_targets"] == ["qkv"] and "output" not in written
@@ -617,3 +620,13 @@ def test_a_bare_number_too_small_for_a_device_asks_for_its_unit(capsys, vram) ->
 def test_a_byte_count_of_a_mebibyte_or_a_small_size_with_its_unit_is_read(capsys, vram, size):
     _, report = fit(capsys, *GPT2, "--vram", vram)
     assert report["device_bytes"] == size
+
+
+def test_the_plan_line_names_the_class_to_check(capsys, tmp_path) -> None:
+    plan = tmp_path / "plan.json"
+    assert main(["fit", *GPT2, "--device", "a100", "-o", str(plan), "--json"]) == 0
+    err = capsys.readouterr().err
+    assert err == (
+        f"wrote {plan}: check it on the machine with rigcheck check a100 --plan={plan} "
+        f"(in a clone: pytest -m a100 --plan={plan})\n"
+    )

@@ -41,6 +41,27 @@ def test_survivors_listed_as_equivalent_are_forgiven_by_area_and_name():
     assert killed_not_equivalent not in listed
 
 
+def test_a_listed_name_with_its_module_in_front_forgives_that_mutant_only():
+    listed = mutation_ci.listed_equivalents()
+    assert mutation_ci.is_listed(
+        "rigcheck.memory.cli.x_job_from_args__mutmut_35", "memory-cli", listed
+    )
+    assert mutation_ci.is_listed("rigcheck.gate.epilog.x__machine_fault__mutmut_17", "gate", listed)
+    assert mutation_ci.is_listed("rigcheck.require.x__typed__mutmut_10", "facts", listed)
+    assert mutation_ci.is_listed(
+        "suites.facts.test_kernel_log.x_test_no_machine_fault_xids__mutmut_41", "facts", listed
+    )
+    assert not mutation_ci.is_listed(
+        "rigcheck.memory.report.x_job_from_args__mutmut_35", "memory-cli", listed
+    )
+    assert not mutation_ci.is_listed(
+        "rigcheck.memory.cli.x_job_from_args__mutmut_35", "memory", listed
+    )
+    assert not mutation_ci.is_listed(
+        "rigcheck.memory.cli.x_job_from_args__mutmut_3", "memory-cli", listed
+    )
+
+
 def test_a_mutant_is_applied_by_its_lines_wherever_the_function_is():
     text = "import os\n\n\ndef f(x):\n    return x <= 3\n"
     diff = (

@@ -71,7 +71,7 @@ def test_a_temperature_or_threshold_not_reported_fails_closed(replay, key, field
 
 
 def test_an_amd_topology_missing_a_pair_fails_the_topology_check(replay):
-    """amd_topology.py writes NVML's shape, so the NVML check judges AMD nodes as they are."""
+    """facts/amd/topology.py writes NVML's shape, so the NVML check judges AMD nodes as they are."""
     snapshot = synthetic_snapshot(load_spec("mi300x"), gpus=8)
     snapshot["topology"]["pairs"] = snapshot["topology"]["pairs"][1:]
     result = replay(snapshot, "-m", "mi300x", "-k", "topology_lists_every_gpu")
@@ -80,7 +80,7 @@ def test_an_amd_topology_missing_a_pair_fails_the_topology_check(replay):
 
 
 def test_an_application_page_fault_in_the_log_warns_and_passes(replay):
-    """A program's page fault is the program's fault (amdgpu_log.py): reported, never failed."""
+    """A program's page fault is the program's fault (kernel_log/amdgpu.py): reported only."""
     snapshot = copy.deepcopy(MI300X)
     snapshot["kernel_log"]["amdgpu_events"] = [
         {

@@ -152,6 +152,7 @@ def test_selecting_no_suite_check_says_nothing_was_checked(tmp_path, cpu_snapsho
     )  # fmt: skip
     assert result.returncode == pytest.ExitCode.NO_TESTS_COLLECTED
     assert "rigcheck: nothing was checked" in result.stdout
+    assert "just the class: rigcheck check CLASS (in a clone: pytest -m CLASS)" in result.stdout
     assert run_folders(root) == []
 
 

@@ -1,5 +1,5 @@
 """AMD facts: devices as ROCm torch sees them, product ids from sysfs, health through amdsmi
-(amd_smi.py) and the host's ROCm versions (rocm.py)."""
+(smi.py) and the host's ROCm versions (rocm.py)."""
 
 from __future__ import annotations
 

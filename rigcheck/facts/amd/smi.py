@@ -5,7 +5,7 @@ answers AMDSMI_STATUS_NOT_SUPPORTED, or an error record with the reason (no perm
 not installed, the library not loading). Shapes follow amdsmi 7.0's amdsmi_interface.py: counts
 are dicts of ints, unsupported PCIe counters come back as the string "N/A" (stored as None),
 power caps are in microwatts (amdsmi.h: "current power cap (uW)"), PCIe speeds in MT/s. What
-the ROCm 6.0-6.4 packages answer differently is read through amd_smi_releases.py; the self-tests
+the ROCm 6.0-6.4 packages answer differently is read through smi_releases.py; the self-tests
 run this module through each real package (tests/amdsmi_real, rigcheck/testing/amdsmi_sim).
 
 `import amdsmi` itself fails on a host without ROCm: the PyPI wheel raises KeyError

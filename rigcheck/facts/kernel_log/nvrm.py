@@ -1,7 +1,7 @@
 """NVIDIA driver records that carry no Xid: a GPU lost from the bus at load time, a GPU the
 driver could not initialize, GSP firmware that did not start. Each is a machine fault.
 
-They are read from the same kernel-log lines as the Xid events (kernel_log.py). Some span
+They are read from the same kernel-log lines as the Xid events (reader.py). Some span
 lines: the open driver (570 and later) prints
 
     NVRM: The NVIDIA GPU 0000:b3:00.0
