@@ -31,7 +31,11 @@ def add_parser(subparsers: Any) -> None:
     ):
         parser = modes.add_parser(mode, help=text, description=text)
         _common(parser)
-        if mode != "epilog":
+        if mode == "epilog":
+            parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="S",
+                                help="kill the reading of the facts after S s and drain (a "
+                                f"hung driver call; default {DEFAULT_TIMEOUT_S:g})")  # fmt: skip
+        else:
             parser.add_argument("device_class", nargs="?", metavar="CLASS",
                                 help="the node's class (default: detected)")  # fmt: skip
             parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="S",
@@ -92,7 +96,8 @@ def run_epilog(args: argparse.Namespace) -> int:
     before = json.loads(baseline.read_text()) if baseline and baseline.is_file() else None
     gpus = job_gpus(os.environ)
     scope = process_scope(gpus, None if gpus else _other_jobs(scontrol, node))
-    found = leftovers(before, _facts_now(args), scope)
+    after, unread = _facts_now(args)
+    found = [unread] if unread else leftovers(before, after, scope)
     cause = root_cause_line(found)
     compared = "against the prolog's facts" if before else "no prolog facts: deltas not judged"
     if baseline and baseline.is_file():
@@ -150,15 +155,16 @@ def _act(scontrol: Scontrol, node: str, cause: str | None, dry_run: bool, resume
     return action
 
 
-def _facts_now(args: argparse.Namespace) -> dict[str, Any]:
+def _facts_now(args: argparse.Namespace) -> tuple[dict[str, Any] | None, Any]:
+    """(facts, None), or (None, the finding that they could not be read in time)."""
     path = args.facts or os.environ.get(FACTS_ENV)
     if path:
         from rigcheck.facts import load_facts
 
-        return load_facts(path).data
-    from rigcheck.facts import collect_facts
+        return load_facts(path).data, None
+    from rigcheck.gate.epilog_facts import facts_in_child
 
-    return collect_facts().data
+    return facts_in_child(args.timeout)
 
 
 def _baseline_path(root: Path) -> Path | None:
