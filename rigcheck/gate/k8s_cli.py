@@ -78,7 +78,9 @@ def run_mark(args: argparse.Namespace) -> int:
 def _certificate(args: argparse.Namespace) -> dict[str, Any]:
     if args.certificate:
         return load_certificate(args.certificate)
-    run = run_quick_tier(new_run_dir(args.dir, "k8s"), args.device_class, args.facts, args.timeout,
+    # The busy DaemonSet and the idle CronJob share a folder: each keeps its own last runs.
+    kind = "k8sbusy" if args.busy_node else "k8s"
+    run = run_quick_tier(new_run_dir(args.dir, kind), args.device_class, args.facts, args.timeout,
                          busy=args.busy_node, budget_s=args.tier_budget)  # fmt: skip
     if run.certificate is None and run.root_cause is not None:  # killed before it wrote one
         named = ["--tier", "quick"] + (["--busy-node"] if args.busy_node else [])

@@ -34,3 +34,27 @@ def test_a_busy_failure_taints_like_any_failure():
     patch = node_patch("fail", CAUSE, "quick-busy", [GPU_TAINT, OURS], NOW, may_clear=False)
     assert patch == node_patch("fail", CAUSE, "quick-busy", [GPU_TAINT, OURS], NOW)
     assert patch["spec"]["taints"][-1] == {**OURS, "value": "no_machine_fault_xids"}
+
+
+def test_busy_and_idle_runs_keep_their_own_folders_and_are_pruned_apart(tmp_path, monkeypatch):
+    """Both parts write under one hostPath: the busy DaemonSet's 100 runs (every 10 minutes)
+    must not prune away the idle CronJob's, whose pass is the one that clears the taint."""
+    from rigcheck.cli import main
+    from rigcheck.gate import k8s_cli
+    from rigcheck.gate.quick_run import QuickRun, prune_runs
+
+    made = []
+
+    def fake_run(run_dir, *args, **kwargs):
+        run_dir.mkdir(parents=True)
+        made.append(run_dir.name)
+        certificate = {"verdict": "pass", "root_cause": None, "run": {"args": []}}
+        return QuickRun(certificate, None, None, run_dir)
+
+    monkeypatch.setattr(k8s_cli, "run_quick_tier", fake_run)
+    for busy in ([], ["--busy-node"]):
+        argv = ["k8s", "mark", "h100", "--offline", "--node", "n1", "--dir", str(tmp_path)]
+        assert main(argv + busy) == 0
+    assert [name.split("-")[0] for name in made] == ["k8s", "k8sbusy"]
+    assert prune_runs(tmp_path, "k8sbusy", keep=0) == [tmp_path / made[1]]
+    assert (tmp_path / made[0]).is_dir()

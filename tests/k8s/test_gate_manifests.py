@@ -70,3 +70,14 @@ def test_the_idle_check_holds_every_gpu_one_pod_per_node_and_judges_everything()
         pod["serviceAccountName"]
         == pod_of(kind("rigcheck-health-daemonset.yaml", "DaemonSet"))["serviceAccountName"]
     )
+
+
+def test_the_idle_check_goes_first_to_the_nodes_rigcheck_marked_failing():
+    """Its pass is the only one that clears rigcheck's taint: a round of a few pods should reach
+    the nodes waiting on it before healthy ones (rigcheck/gate/k8s.py writes the label)."""
+    from rigcheck.gate.k8s import VERDICT
+
+    pod = pod_of(kind("rigcheck-idle-check.yaml", "CronJob"))
+    (term,) = pod["affinity"]["nodeAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"]
+    (expression,) = term["preference"]["matchExpressions"]
+    assert expression == {"key": VERDICT, "operator": "In", "values": ["fail", "incomplete"]}
