@@ -22,6 +22,7 @@ def bandwidth_findings(run: RdmaRun, floor: float | None) -> list[str]:
     """One line per slow port, node or link, with the figures."""
     findings: list[str] = []
     slow_ports: dict[int, list[str]] = {}
+    alone: dict[str, list[PairResult]] = {}  # ports whose pairs are all one node pair
     for port in run.ports():
         results = [
             PairResult(r, (a, b), entry["write_bw"]["bw_avg_gbps"])
@@ -31,6 +32,8 @@ def bandwidth_findings(run: RdmaRun, floor: float | None) -> list[str]:
         if not results:
             continue
         verdict = judge_pairs(results, BAND, floor)
+        if not verdict.compared:
+            alone[port] = results
         why = (
             f"under the site floor {floor:g} Gb/s"
             if floor is not None and verdict.threshold_gbps == floor
@@ -57,7 +60,45 @@ def bandwidth_findings(run: RdmaRun, floor: float | None) -> list[str]:
     for node, ports in sorted(slow_ports.items()):
         if len(ports) == len(run.ports()) > 1:
             findings.insert(0, f"slow node {run.name(node)}: slow on every port")
-    return findings
+    return findings + rail_findings(run, alone)
+
+
+def rail_findings(run: RdmaRun, alone: dict[str, list[PairResult]]) -> list[str]:
+    """Two nodes make one pair per port: the ports (rails) between them are then judged against
+    each other, so a port at half rate (a 4x link trained to 2x, a 400G port at 200G) is named
+    even without a site floor. The reference is the upper median of the ports' best rounds,
+    never above the fastest port, so ports within `band` of each other pass."""
+    best = {port: max(r.busbw_gbps for r in results) for port, results in alone.items()}
+    if len(best) < 2:
+        return []
+    rates = sorted(best.values())
+    reference = rates[len(rates) // 2]
+    found = []
+    for port, rate in sorted(best.items()):
+        if rate < reference * (1 - BAND):
+            pair = alone[port][0]
+            found.append(
+                f"slow port pair {_label(run, pair)} on {port}: {rate:.1f} Gb/s, more than "
+                f"{BAND:.0%} below the {reference:.1f} Gb/s of the other ports between the same "
+                "two nodes (`ibstat` on both ends shows which port runs at a lower rate)"
+            )
+    return found
+
+
+def nothing_compared(run: RdmaRun, floor: float | None) -> str | None:
+    """Why no port could be judged: one port, one node pair, and no site floor; else None."""
+    if floor is not None or len(run.ports()) != 1:
+        return None
+    pairs = {
+        (a, b) for (_, a, b, _), entry in run.pairs.items() if "error" not in entry["write_bw"]
+    }
+    if len(pairs) != 1:
+        return None
+    return (
+        f"cannot judge the RDMA bandwidth: one port ({run.ports()[0]}) between one node pair, "
+        "nothing to compare it with and no site floor (--fabric FILE with perftest figures). "
+        "Run 3 or more nodes, or give the fabric spec."
+    )
 
 
 def latency_findings(run: RdmaRun, ceiling: float) -> list[str]:

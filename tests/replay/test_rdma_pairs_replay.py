@@ -115,3 +115,38 @@ def test_a_few_errors_during_a_pair_warn_from_the_suite_check(replay, h100_node,
     line = next(x for x in result.output.splitlines() if "UserWarning: RDMA errors" in x)
     assert re.search(r"test_rdma_pairs\.py:\d+: UserWarning", line), line
     assert "gpu-node-02 mlx5_0 port 1: 2 new errors during the traffic of round 1" in line
+
+
+def judge_without_floor(replay, snapshot, run_dir):
+    """No --fabric: no site floor, the run judged only against itself."""
+    return replay(snapshot, "-m", "h100", "--gpus", "8", f"--rdma-pairs={run_dir}",
+                  "-k", "test_no_slow_rdma_port_node_or_link", "-rs")  # fmt: skip
+
+
+def test_two_nodes_name_a_port_at_half_rate_against_the_other_ports(replay, h100_node, tmp_path):
+    """Two nodes make one pair per port: a rail at half rate (a 400G port trained to 200G) is
+    named against the other rails between the same two nodes, with no floor to lean on."""
+    run_dir = write_run(tmp_path, nodes=2, ports=4, slow={(0, 1, "mlx5_2:1"): 196.0})
+    result = judge_without_floor(replay, h100_node, run_dir)
+    (check,) = result.failed
+    assert (
+        "slow port pair gpu-node-00 <-> gpu-node-01 on mlx5_2:1: 196.0 Gb/s"
+        in (result.failed[check])
+    ), result.describe()
+    assert (
+        "mlx5_0:1" not in result.failed[check]
+        and "392.0 Gb/s of the other ports" in (result.failed[check])
+    )
+
+
+def test_two_nodes_whose_ports_agree_within_the_band_pass(replay, h100_node, tmp_path):
+    run_dir = write_run(tmp_path, nodes=2, ports=4, slow={(0, 1, "mlx5_2:1"): 356.0})
+    result = judge_without_floor(replay, h100_node, run_dir)  # 356 is 9.2% under 392: noise
+    assert result.ret == 0 and "1 passed" in result.output, result.describe()
+
+
+def test_one_port_between_two_nodes_without_a_floor_skips_saying_why(replay, h100_node, tmp_path):
+    run_dir = write_run(tmp_path, nodes=2, ports=1)
+    result = judge_without_floor(replay, h100_node, run_dir)
+    assert result.ret == 0 and "1 skipped" in result.output, result.describe()
+    assert "one port (mlx5_0:1) between one node pair" in result.output
