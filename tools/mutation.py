@@ -209,6 +209,7 @@ AREAS = {
             "tests/rdma/test_counter_judging.py",
             "tests/rdma/test_nccl_ib_rules.py",
             "tests/rdma/test_perftest_parsing.py",
+            "tests/rdma/test_rail_findings.py",
             "tests/replay/test_rdma_pairs_replay.py",
             "tests/distributed/test_rdma_links_collectives_replay.py",
         ),

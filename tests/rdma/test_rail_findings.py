@@ -4,6 +4,7 @@ judge. Rates are written by the test over real perftest outputs (tests/replay/rd
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -49,7 +50,12 @@ def test_a_floor_still_judges_every_port_on_its_own(tmp_path):
 
 def test_nothing_to_compare_is_said_only_for_one_port_one_pair_and_no_floor(tmp_path):
     one = load_rdma_run(write_run(tmp_path / "a", nodes=2, ports=1))
-    assert "one port (mlx5_0:1) between one node pair" in nothing_compared(one, None)
+    said = nothing_compared(one, None)
+    assert said == (
+        "cannot judge the RDMA bandwidth: one port (mlx5_0:1) between one node pair, nothing to "
+        "compare it with and no site floor (--fabric FILE with perftest figures). Run 3 or more "
+        "nodes, or give the fabric spec."
+    )
     assert nothing_compared(one, 380.0) is None
     assert (
         nothing_compared(load_rdma_run(write_run(tmp_path / "b", nodes=2, ports=2)), None) is None
@@ -57,3 +63,26 @@ def test_nothing_to_compare_is_said_only_for_one_port_one_pair_and_no_floor(tmp_
     assert (
         nothing_compared(load_rdma_run(write_run(tmp_path / "c", nodes=3, ports=1)), None) is None
     )
+
+
+def test_pairs_that_failed_do_not_count_as_compared(tmp_path):
+    """Three nodes, one port, two of the three pairs failed to run: one pair was measured, and
+    nothing is there to compare it with."""
+    run_dir = write_run(tmp_path, nodes=3, ports=1)
+    failed = sorted((run_dir / "pairs").glob("*.json"))[1:]
+    for path in failed:
+        entry = json.loads(path.read_text())
+        entry["write_bw"] = {"error": "ib_write_bw: Couldn't connect to 10.0.0.2:18515"}
+        path.write_text(json.dumps(entry))
+    assert "between one node pair" in nothing_compared(load_rdma_run(run_dir), None)
+
+
+def test_a_port_without_results_does_not_stop_the_next_being_judged(tmp_path):
+    """Every pair on mlx5_0:1 missing (judged by test_every_rdma_pair_measured): mlx5_1:1's slow
+    link is still named."""
+    drop = {(r, a, b, "mlx5_0:1") for r in (1, 2, 3) for a in range(4) for b in range(4)}
+    run_dir = write_run(tmp_path, nodes=4, ports=2, drop=drop, slow={(0, 1, "mlx5_1:1"): 250.0})
+    found = bandwidth_findings(load_rdma_run(run_dir), floor=None)
+    assert [line.split(" (")[0] for line in found] == [
+        "slow link gpu-node-00 <-> gpu-node-01 on mlx5_1:1"
+    ]
