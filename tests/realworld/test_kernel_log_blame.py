@@ -40,10 +40,11 @@ def ring_timeouts(lines: list[str]) -> list[str | None]:
 # --- NVRM records without a GPU (rigcheck/facts/kernel_log/nvrm.py) ---
 
 
-def test_a_busless_rmInitAdapter_between_two_failing_gpus_is_blamed_on_neither():
-    # gpu-operator#649's two GPUs that failed to initialize (04:01.0's two lines, then 04:02.0's),
-    # with Bumblebee#722's bus-less "RmInitAdapter failed!" of an older driver between them: either GPU may be the one it
-    # means, so it names none (the node fails naming the line), never one of the two by chance.
+def test_a_busless_rm_init_adapter_between_two_failing_gpus_is_blamed_on_neither():
+    # gpu-operator#649's two GPUs that failed to initialize (04:01.0's two lines, then
+    # 04:02.0's), with Bumblebee#722's bus-less "RmInitAdapter failed!" of an older driver
+    # between them: either GPU may be the one it means, so it names none (the node fails
+    # naming the line), never one of the two by chance.
     two = excerpt("nvidia", "NVIDIA/gpu-operator/issues/649")
     busless = excerpt("nvidia", "Bumblebee-Project/Bumblebee/issues/722")[0]
     assert nvrm_by_kind([*two[:2], busless, *two[2:]]) == [
@@ -74,15 +75,17 @@ NO_GPU = excerpt("amdgpu", "amd/fuzzyHSA/issues/2")[:2]
 def test_the_joined_logs_hold_what_each_excerpt_holds():
     """The pieces the tests join are as described: NO_GPU names no GPU and no fault."""
     assert parse_amdgpu_lines(NO_GPU) == []
-    assert ring_timeouts(excerpt("amdgpu", "ROCm/legacy-rocm-build/issues/2196")) == ["0000:0d:00.0"]
+    one_gpu = excerpt("amdgpu", "ROCm/legacy-rocm-build/issues/2196")
+    assert ring_timeouts(one_gpu) == ["0000:0d:00.0"]
 
 
 def test_an_unprefixed_ring_timeout_between_two_gpus_lines_is_blamed_on_neither():
     # legacy-rocm-build#2196 (GPU 0d's SMU lines, then the unprefixed timeout) followed at once by
     # cosmic-comp#2626's reset of GPU 08: both GPUs' lines are beside the timeout.
-    lines = excerpt("amdgpu", "ROCm/legacy-rocm-build/issues/2196") + excerpt(
-        "amdgpu", "pop-os/cosmic-comp/issues/2626"
-    )[2:]
+    lines = (
+        excerpt("amdgpu", "ROCm/legacy-rocm-build/issues/2196")
+        + excerpt("amdgpu", "pop-os/cosmic-comp/issues/2626")[2:]
+    )
     assert ring_timeouts(lines) == [None]
 
 
