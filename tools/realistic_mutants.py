@@ -46,6 +46,11 @@ KINDS = {
     "host-for-process": "the host's resources counted where the process's own limits were meant",
     "unit-slip": "a unit or scale slipped (MiB for GiB, seconds for milliseconds)",
     "off-by-one": "a limit compared one step off (the count just over the limit passes)",
+    "sense-inverted": "a verdict's sense inverted (Fatal read as nonfatal, and the reverse)",
+    "loose-match": "a word matched too loosely or too strictly ('fatal' inside 'Nonfatal', case)",
+    "anchor-slip": "a pattern anchored where the line does not start (a dmesg stamp before it)",
+    "wrong-gpu": "a fault blamed on the wrong GPU (one of several near it, or any in the log)",
+    "id-mixup": "a GPU looked up by the wrong identifier (index for bus id or UUID)",
 }
 PYTEST = ("-x", "-q", "-p", "no:cacheprovider", "-n", "0")
 
