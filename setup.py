@@ -12,12 +12,15 @@ SUITES = ["rigcheck.suites"] + [
     for name in find_namespace_packages(where="suites", exclude=["*__pycache__*"])
 ]
 
+# The NVML simulator's profiles are data folders beside profiles.py (which reads them): listed
+# as (namespace) packages so their JSON ships; `import ...nvml_sim.profiles` still finds the module.
+DATA = ["rigcheck.testing.nvml_sim.profiles", "rigcheck.testing.nvml_sim.profiles.machines"]
+
 setup(
-    packages=find_packages(include=["rigcheck", "rigcheck.*"]) + SUITES + ["rigcheck.expected"],
+    packages=find_packages(include=["rigcheck", "rigcheck.*"])
+    + DATA
+    + SUITES
+    + ["rigcheck.expected"],
     package_dir={"rigcheck.suites": "suites", "rigcheck.expected": "expected"},
-    package_data={
-        "": ["*.json", "*.ini", "*.mako"],
-        # data folders beside a module of the same name (profiles.py reads profiles/)
-        "rigcheck.testing.nvml_sim": ["profiles/*.json", "profiles/machines/*.json"],
-    },
+    package_data={"": ["*.json", "*.ini", "*.mako"]},
 )
