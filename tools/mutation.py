@@ -166,6 +166,7 @@ AREAS = {
     "node-pairs": Area(
         (
             "rigcheck/distributed/pair_verdict.py",
+            "rigcheck/distributed/run_folder.py",
             "rigcheck/distributed/pair_schedule.py",
             "suites/distributed/test_node_pairs.py",
         ),

@@ -16,7 +16,6 @@ node that met no other partner) is named as undecided, with the rounds it would 
 
 from __future__ import annotations
 
-import json
 import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from rigcheck.distributed.pair_schedule import MIN_ROUNDS_TO_ATTRIBUTE
+from rigcheck.distributed.run_folder import RunFolder
 from rigcheck.errors import RigcheckError
 
 PLAN_SCHEMA = "rigcheck.node-pairs-plan/1"
@@ -32,6 +32,17 @@ PAIR_SCHEMA = "rigcheck.node-pair/1"
 
 class PairRunError(RigcheckError):
     """A node-pair run that cannot be read or is incomplete."""
+
+
+PAIR_FOLDER = RunFolder(
+    folder="a node-pair run folder",
+    writer="rigcheck.distributed.pair_worker",
+    plan_schema=PLAN_SCHEMA,
+    pair_schema=PAIR_SCHEMA,
+    plan_fields={"nodes": list, "rounds": list},
+    pair_fields={"round": int, "nodes": list, "busbw_gbps": (int, float)},
+    error=PairRunError,
+)
 
 
 @dataclass(frozen=True)
@@ -145,41 +156,9 @@ class PairRun:
 
 def load_pair_run(path: str | Path) -> PairRun:
     """The folder a pair job wrote: plan.json and pairs/round*.json."""
-    path = Path(path)
-    plan_file = path / "plan.json"
-    if not plan_file.is_file():
-        raise PairRunError(f"{path}: no plan.json: not a node-pair run folder (or it never began)")
-    plan = _read(plan_file)
-    if plan.get("schema") != PLAN_SCHEMA:
-        raise PairRunError(f"{plan_file}: not a {PLAN_SCHEMA} file (schema {plan.get('schema')})")
-    _require(plan_file, plan, {"nodes": list, "rounds": list})
+    plan, entries = PAIR_FOLDER.read(path)
     pairs = {}
-    for file in sorted((path / "pairs").glob("round*.json")):
-        entry = _read(file)
-        if entry.get("schema") != PAIR_SCHEMA or entry.get("run_id") != plan.get("run_id"):
-            raise PairRunError(
-                f"{file}: not a result of the run in {plan_file} (run {plan.get('run_id')}): "
-                "give each run its own --report-dir"
-            )
-        _require(file, entry, {"round": int, "nodes": list, "busbw_gbps": (int, float)})
+    for entry in entries:
         a, b = entry["nodes"]
         pairs[(entry["round"], a, b)] = entry
     return PairRun(str(path), plan, pairs)
-
-
-def _require(file: Path, data: dict[str, Any], fields: dict[str, Any]) -> None:
-    """Fail closed, naming the field: a result without its number is no result."""
-    for key, kind in fields.items():
-        value = data.get(key)
-        if not isinstance(value, kind) or isinstance(value, bool):
-            raise PairRunError(
-                f"{file}: '{key}' is {value!r}, not a {getattr(kind, '__name__', 'number')}: "
-                "the file is damaged or not written by rigcheck.distributed.pair_worker"
-            )
-
-
-def _read(file: Path) -> dict[str, Any]:
-    try:
-        return json.loads(file.read_text())
-    except (OSError, json.JSONDecodeError) as exc:
-        raise PairRunError(f"{file}: cannot read it: {exc}") from None

@@ -9,11 +9,11 @@ Ports pair by name, rail to rail (mlx5_0 with mlx5_0), as rail-optimised fabrics
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rigcheck.distributed.run_folder import RunFolder
 from rigcheck.errors import RigcheckError
 
 PLAN_SCHEMA = "rigcheck.rdma-pairs-plan/1"
@@ -22,6 +22,17 @@ PAIR_SCHEMA = "rigcheck.rdma-pair/1"
 
 class RdmaRunError(RigcheckError):
     """An RDMA pair run folder that cannot be read."""
+
+
+RDMA_FOLDER = RunFolder(
+    folder="an RDMA pair run folder",
+    writer="rigcheck.rdma.perftest_worker",
+    plan_schema=PLAN_SCHEMA,
+    pair_schema=PAIR_SCHEMA,
+    plan_fields={"nodes": list, "rounds": list},
+    pair_fields={"round": int, "nodes": list, "port": str, "write_bw": dict, "read_lat": dict},
+    error=RdmaRunError,
+)
 
 
 def pair_file_name(round_index: int, a: int, b: int, port: str) -> str:
@@ -70,28 +81,9 @@ class RdmaRun:
 
 
 def load_rdma_run(path: str | Path) -> RdmaRun:
-    path = Path(path)
-    plan_file = path / "plan.json"
-    if not plan_file.is_file():
-        raise RdmaRunError(f"{path}: no plan.json: not an RDMA pair run folder (or it never began)")
-    plan = _read(plan_file)
-    if plan.get("schema") != PLAN_SCHEMA:
-        raise RdmaRunError(f"{plan_file}: not a {PLAN_SCHEMA} file (schema {plan.get('schema')})")
+    plan, entries = RDMA_FOLDER.read(path)
     pairs = {}
-    for file in sorted((path / "pairs").glob("round*.json")):
-        entry = _read(file)
-        if entry.get("schema") != PAIR_SCHEMA or entry.get("run_id") != plan.get("run_id"):
-            raise RdmaRunError(f"{file}: not a result of the run in {plan_file}")
-        for key in ("round", "nodes", "port", "write_bw", "read_lat"):
-            if key not in entry:
-                raise RdmaRunError(f"{file}: no '{key}': damaged, or not written by rigcheck")
+    for entry in entries:
         a, b = entry["nodes"]
         pairs[(entry["round"], a, b, entry["port"])] = entry
     return RdmaRun(str(path), plan, pairs)
-
-
-def _read(file: Path) -> dict[str, Any]:
-    try:
-        return json.loads(file.read_text())
-    except (OSError, json.JSONDecodeError) as exc:
-        raise RdmaRunError(f"{file}: cannot read it: {exc}") from None

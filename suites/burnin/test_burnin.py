@@ -101,8 +101,7 @@ def test_no_xid_events(burn_in_trace, burn_in_limits):
         "Xid events in the kernel log during the load",
         "Each line names NVIDIA's immediate action for its code (Xid catalogue, "
         "rigcheck/facts/kernel_log/xid_catalog.py): RESET_GPU and RESTART_BM mean a reset or a "
-        "reboot, "
-        "then a replacement if it recurs.",
+        "reboot, then a replacement if it recurs.",
     )
 
 
@@ -111,9 +110,8 @@ def test_no_nvrm_fault_records(burn_in_trace, burn_in_limits):
         judged(burn_in_trace, judge.nvrm, burn_in_limits),
         "NVIDIA driver fault records (NVRM, no Xid needed) in the kernel log during the load",
         "Each line names the GPU and what to do (rigcheck/facts/kernel_log/nvrm.py): a GPU fallen "
-        "off "
-        "the bus or one the driver cannot initialize is unusable until the node is drained and "
-        "rebooted.",
+        "off the bus or one the driver cannot initialize is unusable until the node is drained "
+        "and rebooted.",
     )
 
 

@@ -69,15 +69,13 @@ SAYS = {
         "Xid events in the kernel log during the load",
         "Each line names NVIDIA's immediate action for its code (Xid catalogue, "
         "rigcheck/facts/kernel_log/xid_catalog.py): RESET_GPU and RESTART_BM mean a reset or a "
-        "reboot, "
-        "then a replacement if it recurs.",
+        "reboot, then a replacement if it recurs.",
     ),
     "test_no_nvrm_fault_records": (
         "NVIDIA driver fault records (NVRM, no Xid needed) in the kernel log during the load",
         "Each line names the GPU and what to do (rigcheck/facts/kernel_log/nvrm.py): a GPU fallen "
-        "off "
-        "the bus or one the driver cannot initialize is unusable until the node is drained and "
-        "rebooted.",
+        "off the bus or one the driver cannot initialize is unusable until the node is drained "
+        "and rebooted.",
     ),
     "test_gemm_bit_identical_across_repeats": (
         "the same GEMM on the same inputs gave different bits: silent data corruption",

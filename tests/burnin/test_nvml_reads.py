@@ -11,7 +11,7 @@ import pytest
 from rigcheck.burnin import counters as nv
 from rigcheck.burnin import judge
 from rigcheck.burnin.sampler import nvml_reader
-from rigcheck.testing.nvml_sim import machine_profile, simulated_nvml
+from rigcheck.testing.nvml_sim import machine_profile, on_gpu
 
 
 def under_load(**answers):
@@ -30,18 +30,8 @@ def under_load(**answers):
     return machine
 
 
-def on_gpu0(machine, fn):
-    with simulated_nvml(machine) as lib:
-        pynvml.nvmlInit()
-        try:
-            return fn(pynvml.nvmlDeviceGetHandleByIndex(0))
-        finally:
-            pynvml.nvmlShutdown()
-            assert not lib.crashes, lib.crashes
-
-
 def test_one_sample():
-    row = on_gpu0(under_load(), lambda h: nvml_reader(pynvml, h)())
+    row = on_gpu(under_load(), lambda h: nvml_reader(pynvml, h)())
     assert row == {
         "clock_mhz": 1755,
         "mem_clock_mhz": 2619,
@@ -53,25 +43,25 @@ def test_one_sample():
 
 def test_a_failed_read_is_null_in_its_column_only():
     machine = under_load(nvmlDeviceGetPowerUsage="GPU_IS_LOST")
-    row = on_gpu0(machine, lambda h: nvml_reader(pynvml, h)())
+    row = on_gpu(machine, lambda h: nvml_reader(pynvml, h)())
     assert row["power_w"] is None and row["clock_mhz"] == 1755
 
 
 def test_limits_and_identity():
-    assert on_gpu0(under_load(), lambda h: nv.limits(pynvml, h)) == {
+    assert on_gpu(under_load(), lambda h: nv.limits(pynvml, h)) == {
         "clock_max_mhz": 1980,
         "power_limit_w": 700.0,
         "slowdown_temp_c": 87,
         "shutdown_temp_c": 92,
     }
-    assert on_gpu0(under_load(), lambda h: nv.identity(pynvml, h)) == {
+    assert on_gpu(under_load(), lambda h: nv.identity(pynvml, h)) == {
         "name": "NVIDIA H100 80GB HBM3",
         "bus_id": "0000:53:00.0",
     }
 
 
 def test_counters():
-    assert on_gpu0(under_load(), lambda h: nv.counters(pynvml, h)) == {
+    assert on_gpu(under_load(), lambda h: nv.counters(pynvml, h)) == {
         "ecc_uncorrected": 0,
         "ecc_corrected": 3,
         "remapped_rows_correctable": 1,
@@ -83,7 +73,7 @@ def test_counters():
 
 def test_no_row_remapping_before_ampere_is_none_for_all_three():
     machine = under_load(nvmlDeviceGetRemappedRows="NOT_SUPPORTED")
-    read = on_gpu0(machine, lambda h: nv.counters(pynvml, h))
+    read = on_gpu(machine, lambda h: nv.counters(pynvml, h))
     assert [read[k] for k in read if k.startswith("remap")] == [None, None, None]
 
 
@@ -94,6 +84,6 @@ def test_an_unreadable_counter_fails_its_check_closed():
 
     trace = good_trace(duration_s=30.0)
     machine = under_load(nvmlDeviceGetPcieReplayCounter="GPU_IS_LOST")
-    trace["devices"][0]["counters_after"] = on_gpu0(machine, lambda h: nv.counters(pynvml, h))
+    trace["devices"][0]["counters_after"] = on_gpu(machine, lambda h: nv.counters(pynvml, h))
     with pytest.raises(judge.CannotJudge, match="pcie_replays after the load"):
         judge.counters(trace, Limits(load_spec("h100")), "pcie")

@@ -2,13 +2,12 @@
 (--ranks-per-node=1; an odd count, so each round has a bye), one of them slowed on purpose, and
 the suite's check names it."""
 
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from rigcheck.distributed.launch import stop_group
+from rigcheck.distributed.launch import run_torchrun
 from rigcheck.distributed.pair_verdict import judge_pairs, load_pair_run
 from rigcheck.fleet.judge import OUTLIER_BAND
 
@@ -25,15 +24,8 @@ def test_pair_rounds_on_localhost_name_the_slowed_node(tmp_path, run_suite):
         "-m", "rigcheck.distributed.pair_worker", f"--report-dir={tmp_path / 'pairs-run'}",
         "--ranks-per-node=1", f"--slow-node={SLOW}", "--slow-s=0.05", *QUICK,
     ]  # fmt: skip
-    with (tmp_path / "torchrun.log").open("wb") as log:
-        job = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        try:
-            code = job.wait(timeout=120)
-        finally:
-            if job.poll() is None:
-                stop_group(job)
-    output = (tmp_path / "torchrun.log").read_text(errors="replace")
-    assert code == 0, output[-3000:]
+    launched = run_torchrun(argv, tmp_path, timeout_s=120)  # its log: tmp_path/torchrun.log
+    assert launched["returncode"] == 0 and not launched["timed_out"], launched["log_tail"]
 
     run = load_pair_run(tmp_path / "pairs-run")
     assert run.missing() == [], run.missing()

@@ -11,7 +11,7 @@ from rigcheck.burnin.sampler import nvml_reader
 from rigcheck.facts.nvidia.clock_limits import IDLE_REASON_ADVICE
 from rigcheck.facts.nvidia.nvml import THROTTLE_REASONS, reason_names
 from rigcheck.measure.telemetry import read_sample
-from rigcheck.testing.nvml_sim import machine_profile, simulated_nvml
+from rigcheck.testing.nvml_sim import machine_profile, on_gpu
 
 # The binding's "all reasons" masks; 13.615 has BoardLimit (0x200) and Reliability (0x400)
 # only in the deprecated throttle one.
@@ -49,13 +49,7 @@ def test_an_unknown_bit_is_kept_beside_the_known_ones():
 def _gpu0(mask, read):
     machine = machine_profile("h100_hgx")
     machine["gpus"][0]["clock_event_reasons"] = mask
-    with simulated_nvml(machine) as lib:
-        pynvml.nvmlInit()
-        try:
-            return read(pynvml.nvmlDeviceGetHandleByIndex(0))
-        finally:
-            pynvml.nvmlShutdown()
-            assert not lib.crashes, lib.crashes
+    return on_gpu(machine, read)
 
 
 LOADS = [(0x600, ["board_limit", "reliability"]), (0x10004, ["sw_power_cap", "unknown_0x10000"])]

@@ -21,27 +21,11 @@ from rigcheck.memory.activations import ActivationConfig, layer_activation_bytes
 from rigcheck.memory.architecture import Architecture
 
 torch = pytest.importorskip("torch")
-from .torch_models import Block, PaperLayer  # noqa: E402  (needs torch)
+from .torch_models import Block, PaperLayer, saved_bytes  # noqa: E402  (needs torch)
 
 DTYPES = {"fp32": (torch.float32, 4), "bf16": (torch.bfloat16, 2)}
 PAPER_SHAPES = [(64, 4, 32, 2), (128, 8, 64, 2), (256, 4, 128, 1)]  # h, a, s, b
 MODES = [("none", "eager"), ("selective", "eager"), ("full", "eager"), ("none", "flash")]
-
-
-def saved_bytes(module, x, *args) -> int:
-    """Bytes of the distinct storages autograd saves for backward during module(x, *args)."""
-    params = {p.untyped_storage().data_ptr() for p in module.parameters()}
-    saved: dict[int, int] = {}
-
-    def pack(t):
-        storage = t.untyped_storage()
-        if storage.data_ptr() not in params:
-            saved[storage.data_ptr()] = storage.nbytes()
-        return t
-
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-        module(x, *args)
-    return sum(saved.values())
 
 
 def measure_paper_layer(shape, prec, recompute, attention) -> tuple[int, int, int]:
@@ -60,7 +44,7 @@ def measure_paper_layer(shape, prec, recompute, attention) -> tuple[int, int, in
             a * s * s * b if (recompute, attention) == ("none", "eager") else 0
         )
         extras = (e - 1) * masks + 2 * 2 * s * b * e  # masks in the input dtype; LN mean, rstd
-    return saved_bytes(layer, x, recompute), want, extras
+    return saved_bytes(layer, lambda: layer(x, recompute)), want, extras
 
 
 @pytest.mark.parametrize(("recompute", "attention"), MODES)
@@ -87,7 +71,7 @@ def measure_block(arch: Architecture, prec: str, s: int = 64, b: int = 2) -> tup
     block = Block(arch, dtype).train()
     x = torch.randn(b, s, arch.hidden, dtype=dtype, requires_grad=True)
     want = layer_activation_bytes(arch, ActivationConfig(s, b, e, "none", "flash"))
-    return saved_bytes(block, x), want
+    return saved_bytes(block, lambda: block(x)), want
 
 
 def llama_like(kv_heads: int) -> Architecture:

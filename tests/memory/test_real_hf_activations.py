@@ -19,6 +19,7 @@ from rigcheck.memory.hf_config import from_hf_config
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
+from .torch_models import saved_bytes  # noqa: E402  (needs torch)
 
 SMALL = dict(
     hidden_size=128, intermediate_size=344, num_hidden_layers=1, num_attention_heads=4,
@@ -33,22 +34,6 @@ FAMILIES = {
     "gemma3": transformers.Gemma3TextConfig,
 }
 DTYPES = {"bf16": (torch.bfloat16, 2), "fp32": (torch.float32, 4)}
-
-
-def saved_bytes(module, forward) -> int:
-    """Bytes of the distinct storages autograd saves for backward during forward()."""
-    params = {p.untyped_storage().data_ptr() for p in module.parameters()}
-    saved: dict[int, int] = {}
-
-    def pack(t):
-        storage = t.untyped_storage()
-        if storage.data_ptr() not in params:
-            saved[storage.data_ptr()] = storage.nbytes()
-        return t
-
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-        forward()
-    return sum(saved.values())
 
 
 def measure_layer(config, attention: str, dtype, seq: int, batch: int) -> int:

@@ -14,6 +14,24 @@ from torch import nn
 
 from rigcheck.memory.architecture import Architecture
 
+
+def saved_bytes(module, forward) -> int:
+    """Bytes of the distinct storages autograd saves for backward during forward(): one count
+    per storage (views share one), the module's parameters excluded."""
+    params = {p.untyped_storage().data_ptr() for p in module.parameters()}
+    saved: dict[int, int] = {}
+
+    def pack(t):
+        storage = t.untyped_storage()
+        if storage.data_ptr() not in params:
+            saved[storage.data_ptr()] = storage.nbytes()
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        forward()
+    return sum(saved.values())
+
+
 DROPOUT = 0.1
 
 

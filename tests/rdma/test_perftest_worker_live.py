@@ -6,13 +6,12 @@ parsing of what the client printed, the files. No RDMA traffic: this machine has
 (no /sys/class/infiniband, and no rdma_rxe for soft-RoCE)."""
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from rigcheck.distributed.launch import stop_group
+from rigcheck.distributed.launch import run_torchrun
 from rigcheck.rdma.perftest_run import load_rdma_run
 
 pytest.importorskip("torch", reason="the live checks need a torch (tox selftest has one)")
@@ -56,14 +55,8 @@ def test_the_pair_job_runs_servers_and_clients_in_rounds_and_writes_the_run(tmp_
         f"--report-dir={run_dir}", "--seconds=1", "--timeout-s=30",
         f"--perftest-dir={fake_perftest(tmp_path)}", f"--sysfs-root={fake_sysfs(tmp_path)}",
     ]  # fmt: skip
-    with (tmp_path / "torchrun.log").open("wb") as log:
-        job = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        try:
-            code = job.wait(timeout=120)
-        finally:
-            if job.poll() is None:
-                stop_group(job)
-    assert code == 0, (tmp_path / "torchrun.log").read_text(errors="replace")[-3000:]
+    launched = run_torchrun(argv, tmp_path, timeout_s=120)  # its log: tmp_path/torchrun.log
+    assert launched["returncode"] == 0 and not launched["timed_out"], launched["log_tail"]
 
     run = load_rdma_run(run_dir)
     assert run.missing() == [] and len(run.pairs) == 1

@@ -86,3 +86,22 @@ def test_a_port_without_results_does_not_stop_the_next_being_judged(tmp_path):
     assert [line.split(" (")[0] for line in found] == [
         "slow link gpu-node-00 <-> gpu-node-01 on mlx5_1:1"
     ]
+
+
+@pytest.mark.parametrize(("file", "key", "value"), [("plan", "rounds", None), ("pair", "port", 3)])
+def test_a_damaged_run_folder_names_the_file_and_field(tmp_path, file, key, value):
+    """plan.json and the pair results are checked before judging (rigcheck/distributed/
+    run_folder.py): a missing or mistyped field fails naming it, not as a KeyError later."""
+    from rigcheck.rdma.perftest_run import RdmaRunError
+
+    run_dir = write_run(tmp_path, nodes=2, ports=1)
+    path = run_dir / "plan.json" if file == "plan" else next((run_dir / "pairs").glob("*.json"))
+    data = json.loads(path.read_text())
+    data[key] = value
+    path.write_text(json.dumps(data))
+    with pytest.raises(RdmaRunError) as refused:
+        load_rdma_run(run_dir)
+    assert str(refused.value) == (
+        f"{path}: '{key}' is {value!r}, not a {'list' if key == 'rounds' else 'str'}: the file "
+        "is damaged or not written by rigcheck.rdma.perftest_worker"
+    )

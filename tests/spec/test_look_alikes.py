@@ -17,22 +17,11 @@ from rigcheck.detect import detect_class, identity_problems
 from rigcheck.facts import Facts
 from rigcheck.look_alikes import CLASS_PAIRS, NOT_A_CLASS, mistaken_for, pair_difference
 from rigcheck.spec import load_all
+from rigcheck.testing.synthetic_boards import NEW_BOARDS
 
 SNAPSHOTS = Path(__file__).resolve().parents[2] / "fixtures" / "snapshots"
 SPECS = load_all()
-NEW_CLASSES = [
-    "l4",
-    "a10g",
-    "rtx5090",
-    "l40",
-    "h20",
-    "b300",
-    "mi325x",
-    "mi355x",
-    "rtx_pro_6000",
-    "gb200",
-    "gb300",
-]
+NEW_CLASSES = list(NEW_BOARDS)  # the classes issue 29 added
 
 
 def snapshot(name: str) -> dict:

@@ -5,7 +5,7 @@ with simulated_nvml("h100_hgx", "R580") as lib:
 """
 
 from rigcheck.testing.nvml_sim import links  # noqa: F401 (registers NVLink, fabric, topology)
-from rigcheck.testing.nvml_sim.install import simulated_nvml
+from rigcheck.testing.nvml_sim.install import on_gpu, simulated_nvml
 from rigcheck.testing.nvml_sim.profiles import DRIVERS, MACHINES, driver_profile, machine_profile
 
-__all__ = ["DRIVERS", "MACHINES", "driver_profile", "machine_profile", "simulated_nvml"]
+__all__ = ["DRIVERS", "MACHINES", "driver_profile", "machine_profile", "on_gpu", "simulated_nvml"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -38,3 +38,21 @@ def simulated_nvml(
         pynvml.nvmlLib = saved_lib
         pynvml._nvmlGetFunctionPointer_cache.clear()
         pynvml._nvmlGetFunctionPointer_cache.update(saved_cache)
+
+
+def on_gpu(
+    machine: str | dict[str, Any], read: Callable[[Any], Any], index: int = 0,
+    driver: str | dict[str, Any] | None = None,
+) -> Any:  # fmt: skip
+    """read(handle) of GPU `index` through the real pynvml over the simulated library, between
+    nvmlInit and nvmlShutdown; a simulator crash fails the caller after the read."""
+    import pynvml
+
+    with simulated_nvml(machine, driver) as lib:
+        pynvml.nvmlInit()
+        try:
+            value = read(pynvml.nvmlDeviceGetHandleByIndex(index))
+        finally:
+            pynvml.nvmlShutdown()
+        assert not lib.crashes, lib.crashes
+        return value
