@@ -1,0 +1,1 @@
+"""Signed acceptance certificates: `rigcheck attest` signs a run, `rigcheck verify` checks one."""
