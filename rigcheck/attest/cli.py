@@ -128,9 +128,10 @@ def _in_run_folder(key: Path, folder: Path | None = None) -> str | None:
 
 
 def run_verify(args: argparse.Namespace) -> int:
+    from rigcheck.attest.finding import exit_code
     from rigcheck.attest.keys import load_public_key
     from rigcheck.attest.signing import ENVELOPE_NAME
-    from rigcheck.attest.verify import Finding, exit_code
+    from rigcheck.attest.verify import verify_certificate
     from rigcheck.jsonfile import read_json
     from rigcheck.reports.certificate import certificate_path
 
@@ -143,7 +144,7 @@ def run_verify(args: argparse.Namespace) -> int:
     envelope = read_json(envelope_file, "signed envelope (rigcheck attest writes it)", AttestError)
     spec = _spec(args.spec)
     node = _renter_facts(args.facts, args.nonce)
-    findings: list[Finding] = check(certificate, envelope, public, args.nonce, spec, node)
+    findings = verify_certificate(certificate, envelope, public, args.nonce, spec, node)
     for finding in findings:
         print(finding.line())
     code = exit_code(findings)
@@ -151,24 +152,8 @@ def run_verify(args: argparse.Namespace) -> int:
     return code
 
 
-def check(certificate, envelope, public, nonce, spec, node) -> list:
-    """Every finding, in order: authenticity first; the rest only on an authentic certificate."""
-    from rigcheck.attest.rejudge import rejudge
-    from rigcheck.attest.verify import REFUSED, authenticate, serial_findings, summary
-
-    predicate, findings = authenticate(envelope, certificate, public, nonce)
-    if predicate is None or any(f.level == REFUSED for f in findings):
-        return findings
-    findings += summary(predicate)
-    if node is not None:
-        findings += serial_findings(predicate, node, nonce)
-    if spec is not None:
-        findings += rejudge(predicate, certificate["machine"], spec)
-    return findings
-
-
 def _worst(findings: list) -> str:
-    from rigcheck.attest.verify import EXIT
+    from rigcheck.attest.finding import EXIT
 
     return max(findings, key=lambda f: EXIT[f.level]).level if findings else "refused"
 

@@ -7,7 +7,7 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from rigcheck.attest.verify import NOTE, OK, SHORT, Finding
+from rigcheck.attest.finding import NOTE, OK, SHORT, Finding
 from rigcheck.detect import identity_problems
 from rigcheck.facts import Facts
 from rigcheck.spec import Spec

@@ -4,31 +4,17 @@ challenge, and what it says. Each finding is one line; the worst decides the exi
 from __future__ import annotations
 
 import hmac
-from dataclasses import dataclass
 from typing import Any
 
 from rigcheck.attest.envelope import open_envelope
+from rigcheck.attest.finding import NOTE, OK, REFUSED, SHORT, Finding
 from rigcheck.attest.identity import bus_id, nonce_digest, secret_digests
 from rigcheck.attest.keys import PublicKey
 from rigcheck.attest.statement import PREDICATE_TYPE, STATEMENT_TYPE, certified, subjects
+from rigcheck.spec import Spec
 
-OK, NOTE, SHORT, REFUSED = "ok", "note", "short", "refused"
-EXIT = {OK: 0, NOTE: 0, SHORT: 1, REFUSED: 3}  # docs/exit-codes.md
 ACCEPTED_VERDICTS = ("pass", "warn")
 SHOWN_DIFFERENCES = 5
-
-
-@dataclass(frozen=True)
-class Finding:
-    level: str
-    text: str
-
-    def line(self) -> str:
-        return f"{self.level:<8} {self.text}"
-
-
-def exit_code(findings: list[Finding]) -> int:
-    return max(EXIT[f.level] for f in findings)
 
 
 def authenticate(
@@ -157,3 +143,25 @@ def serial_findings(predicate: dict[str, Any], node: dict[str, Any], nonce: str)
                 else Finding(OK, f"GPU {where}: {', '.join(sorted(digests))} match the certified")
             )
     return found
+
+
+def verify_certificate(
+    certificate: Any,
+    envelope: Any,
+    public: PublicKey,
+    nonce: str | None,
+    spec: Spec | None = None,
+    node: dict[str, Any] | None = None,
+) -> list[Finding]:
+    """Every finding, in order: authenticity first; the rest only on an authentic certificate."""
+    from rigcheck.attest.rejudge import rejudge
+
+    predicate, findings = authenticate(envelope, certificate, public, nonce)
+    if predicate is None or any(f.level == REFUSED for f in findings):
+        return findings
+    findings += summary(predicate)
+    if node is not None and nonce is not None:
+        findings += serial_findings(predicate, node, nonce)
+    if spec is not None:
+        findings += rejudge(predicate, certificate["machine"], spec)
+    return findings
