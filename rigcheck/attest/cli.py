@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +64,11 @@ def add_parser(subparsers: Any) -> None:
         "--facts",
         metavar="FILE",
         help="your own read of the node (rigcheck facts -o): confirm its serials",
+    )
+    verify.add_argument(
+        "--save-facts",
+        metavar="FILE",
+        help="once authentic, write its facts snapshot here, to replay every fact check on it",
     )
     verify.set_defaults(func=run_verify)
 
@@ -133,8 +139,11 @@ def run_verify(args: argparse.Namespace) -> int:
     from rigcheck.attest.signing import ENVELOPE_NAME
     from rigcheck.attest.verify import verify_certificate
     from rigcheck.jsonfile import read_json
-    from rigcheck.reports.certificate import certificate_path
+    from rigcheck.paths import output_problem
+    from rigcheck.reports.certificate import certificate_path, write_atomic
 
+    if args.save_facts and (problem := output_problem(args.save_facts, "--save-facts")):
+        raise AttestError(problem)
     certificate_file = certificate_path(args.cert)
     envelope_file = (
         Path(args.envelope) if args.envelope else certificate_file.with_name(ENVELOPE_NAME)
@@ -148,6 +157,10 @@ def run_verify(args: argparse.Namespace) -> int:
     for finding in findings:
         print(finding.line())
     code = exit_code(findings)
+    if args.save_facts and code < 3:  # only facts that match their signed hash
+        write_atomic(Path(args.save_facts), json.dumps(certificate["machine"], indent=2) + "\n")
+        name = certificate["class"]["name"]
+        print(f"{'wrote':<8} {args.save_facts}: rigcheck check {name} --facts={args.save_facts}")
     print(f"{'verdict':<8} {CHECKED[_worst(findings)]}: {certificate_file}")
     return code
 

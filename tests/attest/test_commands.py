@@ -161,3 +161,23 @@ def test_a_signed_failing_certificate_is_authentic_but_short(tmp_path, keys, cap
     assert "short    verdict: fail (the provider's own run did not pass)" in out
     assert sum("match the certified" in line for line in out) == 2
     assert out[-1] == f"verdict  authentic, but short: {folder / 'certificate.json'}"
+
+
+def test_save_facts_writes_only_facts_that_match_their_signed_hash(run, keys, tmp_path, capsys):
+    private, public = keys
+    rigcheck(capsys, "attest", run, "--nonce", NONCE, "--key", private, "--facts", SNAPSHOT)
+    saved = tmp_path / "node-facts.json"
+    code, out, _ = rigcheck(capsys, "verify", run, "--nonce", NONCE, "--key", public,
+                            "--save-facts", saved)  # fmt: skip
+    assert code == 0
+    assert f"wrote    {saved}: rigcheck check h100 --facts={saved}" in out
+    certificate = json.loads((run / "certificate.json").read_text())
+    assert json.loads(saved.read_text()) == certificate["machine"]
+    saved.unlink()
+    certificate["machine"]["devices"][0]["memory_total_bytes"] += 2**30  # a bigger GPU
+    (run / "certificate.json").write_text(json.dumps(certificate))
+    code, out, _ = rigcheck(capsys, "verify", run, "--nonce", NONCE, "--key", public,
+                            "--save-facts", saved)  # fmt: skip
+    assert code == 3 and not saved.exists()
+    assert any(line.startswith("refused  the facts snapshot in certificate.json: changed")
+               for line in out)  # fmt: skip
