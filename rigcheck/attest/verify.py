@@ -24,12 +24,24 @@ def authenticate(
     statement, how = open_envelope(envelope, public)
     if statement is None:
         return None, [Finding(REFUSED, f"signature: {how}")]
-    if statement.get("_type") != STATEMENT_TYPE or statement.get("predicateType") != PREDICATE_TYPE:
+    if not well_formed(statement):
         return None, [Finding(REFUSED, f"signed, but not a rigcheck certificate statement ({how})")]
-    predicate = statement.get("predicate") or {}
+    predicate = statement["predicate"]
     found = [Finding(OK, f"signature: {how}"), nonce_finding(predicate, nonce)]
     found += binding_findings(statement, certificate)
     return predicate, found
+
+
+def well_formed(statement: dict[str, Any]) -> bool:
+    """The shape verify reads; a statement of another kind, even validly signed, is refused."""
+    subject = statement.get("subject")
+    return (
+        statement.get("_type") == STATEMENT_TYPE
+        and statement.get("predicateType") == PREDICATE_TYPE
+        and isinstance(statement.get("predicate"), dict)
+        and isinstance(subject, list)
+        and all(isinstance(s, dict) and isinstance(s.get("digest"), dict) for s in subject)
+    )
 
 
 def nonce_finding(predicate: dict[str, Any], nonce: str | None) -> Finding:

@@ -189,3 +189,13 @@ def test_a_replayed_nonce_is_refused(signed_once, key, nonce):
         "nonce: this certificate answers another challenge, not yours (an old certificate "
         "replayed, or one made for someone else): ask for a run attested with your --nonce"
     ]
+
+
+def test_a_validly_signed_statement_of_another_kind_is_refused(signed_once, key):
+    from rigcheck.attest.envelope import sign_envelope
+
+    certificate, _ = copy.deepcopy(signed_once)
+    other = {"_type": "https://in-toto.io/Statement/v1", "subject": [],
+             "predicateType": "https://slsa.dev/provenance/v1", "predicate": {}}  # fmt: skip
+    found = refusals(certificate, sign_envelope(other, key), key)
+    assert len(found) == 1 and found[0].startswith("signed, but not a rigcheck certificate")
