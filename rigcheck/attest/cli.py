@@ -9,13 +9,6 @@ from typing import Any
 
 from rigcheck.attest.keys import AttestError
 
-CHECKED = {
-    "ok": "accepted",
-    "note": "accepted",
-    "short": "authentic, but short",
-    "refused": "REFUSED",
-}
-
 
 def add_parser(subparsers: Any) -> None:
     keygen = subparsers.add_parser("keygen", help="make an Ed25519 key pair to sign certificates")
@@ -66,11 +59,28 @@ def add_parser(subparsers: Any) -> None:
         help="your own read of the node (rigcheck facts -o): confirm its serials",
     )
     verify.add_argument(
+        "--not-before",
+        metavar="TIME",
+        type=moment_arg,
+        help="when you issued the nonce (UTC, e.g. 2026-11-29T05:00:00Z): refuse older runs",
+    )
+    verify.add_argument(
         "--save-facts",
         metavar="FILE",
         help="once authentic, write its facts snapshot here, to replay every fact check on it",
     )
     verify.set_defaults(func=run_verify)
+
+
+def moment_arg(text: str):
+    from rigcheck.attest.verify import parse_moment
+
+    try:
+        return parse_moment(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a time: write it as 2026-11-29T05:00:00Z"
+        ) from None
 
 
 def run_keygen(args: argparse.Namespace) -> int:
@@ -134,7 +144,7 @@ def _in_run_folder(key: Path, folder: Path | None = None) -> str | None:
 
 
 def run_verify(args: argparse.Namespace) -> int:
-    from rigcheck.attest.finding import exit_code
+    from rigcheck.attest.finding import exit_code, final_word
     from rigcheck.attest.keys import load_public_key
     from rigcheck.attest.signing import ENVELOPE_NAME
     from rigcheck.attest.verify import verify_certificate
@@ -153,7 +163,9 @@ def run_verify(args: argparse.Namespace) -> int:
     envelope = read_json(envelope_file, "signed envelope (rigcheck attest writes it)", AttestError)
     spec = _spec(args.spec)
     node = _renter_facts(args.facts, args.nonce)
-    findings = verify_certificate(certificate, envelope, public, args.nonce, spec, node)
+    findings = verify_certificate(
+        certificate, envelope, public, args.nonce, spec, node, args.not_before
+    )
     for finding in findings:
         print(finding.line())
     code = exit_code(findings)
@@ -161,14 +173,8 @@ def run_verify(args: argparse.Namespace) -> int:
         write_atomic(Path(args.save_facts), json.dumps(certificate["machine"], indent=2) + "\n")
         name = certificate["class"]["name"]
         print(f"{'wrote':<8} {args.save_facts}: rigcheck check {name} --facts={args.save_facts}")
-    print(f"{'verdict':<8} {CHECKED[_worst(findings)]}: {certificate_file}")
+    print(f"{'verdict':<8} {final_word(findings)}: {certificate_file}")
     return code
-
-
-def _worst(findings: list) -> str:
-    from rigcheck.attest.finding import EXIT
-
-    return max(findings, key=lambda f: EXIT[f.level]).level if findings else "refused"
 
 
 def _spec(path: str | None):

@@ -3,6 +3,7 @@ challenge, and what it says. Each finding is one line; the worst decides the exi
 
 from __future__ import annotations
 
+import datetime as dt
 import hmac
 from typing import Any
 
@@ -56,6 +57,27 @@ def nonce_finding(predicate: dict[str, Any], nonce: str | None) -> Finding:
         "nonce: this certificate answers another challenge, not yours (an old certificate "
         "replayed, or one made for someone else): ask for a run attested with your --nonce",
     )
+
+
+def parse_moment(text: str) -> dt.datetime:
+    """'2026-11-29T05:00:00Z' (or with an offset; no zone means UTC) -> an aware datetime."""
+    moment = dt.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    return moment if moment.tzinfo else moment.replace(tzinfo=dt.timezone.utc)
+
+
+def freshness_finding(predicate: dict[str, Any], not_before: dt.datetime) -> Finding:
+    """The nonce is bound when a run is signed, not when it starts: a run that started before
+    the challenge was issued is an older run, signed for it."""
+    started = (predicate.get("run") or {}).get("started_at")
+    try:
+        older = parse_moment(str(started)) < not_before
+    except ValueError:
+        older = True  # no readable start time: not shown to be fresh
+    shown = not_before.isoformat().replace("+00:00", "Z")
+    if older:
+        return Finding(REFUSED, f"run: started {started}, before your challenge ({shown}): "
+                                "an older run, signed for your nonce")  # fmt: skip
+    return Finding(OK, f"run: started {started}, after your challenge ({shown})")
 
 
 def binding_findings(statement: dict[str, Any], certificate: Any) -> list[Finding]:
@@ -164,6 +186,7 @@ def verify_certificate(
     nonce: str | None,
     spec: Spec | None = None,
     node: dict[str, Any] | None = None,
+    not_before: dt.datetime | None = None,
 ) -> list[Finding]:
     """Every finding, in order: authenticity first; the rest only on an authentic certificate."""
     from rigcheck.attest.rejudge import rejudge
@@ -171,6 +194,8 @@ def verify_certificate(
     predicate, findings = authenticate(envelope, certificate, public, nonce)
     if predicate is None or any(f.level == REFUSED for f in findings):
         return findings
+    if not_before is not None:
+        findings.append(freshness_finding(predicate, not_before))
     findings += summary(predicate)
     if node is not None and nonce is not None:
         findings += serial_findings(predicate, node, nonce)

@@ -199,3 +199,21 @@ def test_a_validly_signed_statement_of_another_kind_is_refused(signed_once, key)
              "predicateType": "https://slsa.dev/provenance/v1", "predicate": {}}  # fmt: skip
     found = refusals(certificate, sign_envelope(other, key), key)
     assert len(found) == 1 and found[0].startswith("signed, but not a rigcheck certificate")
+
+
+@pytest.mark.parametrize("issued, refused", [(-1, False), (0, False), (1, True)])
+def test_a_run_older_than_the_challenge_is_refused(signed_once, key, issued, refused):
+    """--not-before: the nonce is bound at signing, so an older run signed for it is caught by
+    its signed start time (seconds around it)."""
+    import datetime as dt
+
+    from rigcheck.attest.verify import parse_moment
+
+    certificate, envelope = copy.deepcopy(signed_once)
+    started = parse_moment(certificate["run"]["started_at"])
+    not_before = started + dt.timedelta(seconds=issued)
+    findings = verify_certificate(certificate, envelope, key.public, NONCE,
+                                  not_before=not_before)  # fmt: skip
+    older = [f.text for f in findings if f.level == REFUSED]
+    assert bool(older) is refused, older
+    assert exit_code(findings) == (3 if refused else 0)
