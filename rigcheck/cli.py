@@ -24,6 +24,7 @@ SUBCOMMAND_MODULES = [
     "rigcheck.history.cli",
     "rigcheck.gate.slurm_cli",
     "rigcheck.gate.k8s_cli",
+    "rigcheck.blame.cli",
 ]
 
 

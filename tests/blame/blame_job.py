@@ -1,0 +1,48 @@
+"""A small real training-like job for the blame tests: torchrun, gloo on CPU, each rank doing
+its own work then an all-reduce each step, writing rigcheck's step log; one rank can be slowed
+(a sleep added to its work, as a throttled GPU would add) or stopped (SIGSTOP at a step)."""
+
+import argparse
+import datetime
+import os
+import signal
+import time
+
+import torch
+import torch.distributed as dist
+
+from rigcheck.blame.stall_dump import dump_when_stalled
+from rigcheck.blame.steplog import StepLog
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--job-dir", required=True)
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--work-s", type=float, default=0.02)
+    parser.add_argument("--slow-rank", type=int, default=-1)
+    parser.add_argument("--slow-by", type=float, default=0.5, help="extra work, a fraction")
+    parser.add_argument("--stop-rank", type=int, default=-1)
+    parser.add_argument("--stop-at", type=int, default=5)
+    args = parser.parse_args()
+    dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=60))
+    rank = dist.get_rank()
+    # One host name per rank, as if each rank ran on its own node (the test maps them).
+    log = StepLog(args.job_dir, host=f"node{rank:02d}")
+    dump_when_stalled(args.job_dir, log, stall_s=1.5)
+    grad = torch.ones(1024)
+    for step in range(args.steps):
+        if rank == args.stop_rank and step == args.stop_at:
+            os.kill(os.getpid(), signal.SIGSTOP)
+        with log.compute():
+            work = args.work_s * (1 + args.slow_by if rank == args.slow_rank else 1)
+            time.sleep(work)  # the rank's own work: sleep, so the 2 shared cores' load adds none
+            grad.mul_(1.0)
+        dist.all_reduce(grad)
+        log.step_end()
+    log.close()
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
