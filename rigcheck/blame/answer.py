@@ -11,8 +11,10 @@ from rigcheck.blame.suspects import Suspect
 from rigcheck.reports.root_cause import shorten
 
 CLEAN, MACHINE, USAGE, NOT_THE_MACHINE, ELSEWHERE = 0, 1, 2, 3, 4
-JOB_HINT = ("look at the job: its code or data on that rank, or a slow peer link "
-            "(rigcheck's node-pair rounds, docs/distributed.md)")  # fmt: skip
+JOB_HINT = (
+    "look at the job: its code or data on that rank, or a slow peer link "
+    "(rigcheck's node-pair rounds, docs/distributed.md)"
+)
 
 
 @dataclass(frozen=True)
@@ -33,17 +35,18 @@ def no_rank(suspect: Suspect) -> Answer:
 
 
 def not_examined(suspect: Suspect, here: str) -> Answer:
-    line = (f"{suspect.kind} rank {_ranks(suspect)} on {suspect.where}: {suspect.evidence}. "
-            f"This is {here}: run `rigcheck blame` on {suspect.host or 'that node'}, or pass "
-            "its facts with --facts")  # fmt: skip
+    line = (
+        f"{suspect.kind} rank {_ranks(suspect)} on {suspect.where}: {suspect.evidence}. "
+        f"This is {here}: run `rigcheck blame` on {suspect.host or 'that node'}, or pass "
+        "its facts with --facts"
+    )
     return Answer(ELSEWHERE, line, [])
 
 
 def judged(suspect: Suspect, causes: list[Cause], baseline: str) -> Answer:
     """The node examined: blamed with its first cause, or clean and the job pointed at."""
     head = f"{suspect.kind} rank {_ranks(suspect)} on {suspect.where}"
-    rank_check = _check("suspect", "pass" if not causes else "fail",
-                        f"{head}: {suspect.evidence}")  # fmt: skip
+    rank_check = _check("suspect", "pass" if not causes else "fail", f"{head}: {suspect.evidence}")
     if not causes:
         line = f"{head}: node clean ({baseline}); {JOB_HINT}. Evidence: {suspect.evidence}"
         return Answer(NOT_THE_MACHINE, line, [rank_check])
@@ -51,7 +54,7 @@ def judged(suspect: Suspect, causes: list[Cause], baseline: str) -> Answer:
     more = f" (+{len(causes) - 1} more)" if len(causes) > 1 else ""
     line = f"{head}: {first.kind}: {first.detail}{more}. Evidence: {suspect.evidence}"
     checks = [_check(c.kind, "fail", c.detail) for c in causes]
-    return Answer(MACHINE, line, checks + [rank_check])
+    return Answer(MACHINE, line, [*checks, rank_check])
 
 
 def drain_reason(answer: Answer) -> str | None:

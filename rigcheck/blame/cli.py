@@ -22,18 +22,38 @@ DEFAULT_TIMEOUT_S = 60.0
 def add_parser(subparsers: Any) -> None:
     text = "name the rank, node, device and cause that slowed or hung a job"
     parser = subparsers.add_parser("blame", help=text, description=text)
-    parser.add_argument("job_dir", type=Path, metavar="JOB_DIR",
-                        help="the job's folder: steps/ and flight_recorder/ (docs/blame.md)")  # fmt: skip
-    parser.add_argument("--node", help="this node's name (default: $SLURMD_NODENAME, else the "
-                        "short host name): the suspect's node is examined only here")  # fmt: skip
-    parser.add_argument("--facts", help="the suspect node's facts now, recorded there (rigcheck "
-                        "facts -o), instead of reading this machine")  # fmt: skip
-    parser.add_argument("--baseline", help="the node's facts at the job's start (default: "
-                        "JOB_DIR/facts/<node>.json when there)")  # fmt: skip
-    parser.add_argument("--report-dir", type=Path, help="write certificate.json here (default: "
-                        "JOB_DIR/blame/<node>)")  # fmt: skip
-    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="S",
-                        help=f"stop reading this machine's facts after S s (default {DEFAULT_TIMEOUT_S:g})")  # fmt: skip
+    parser.add_argument(
+        "job_dir",
+        type=Path,
+        metavar="JOB_DIR",
+        help="the job's folder: steps/ and flight_recorder/ (docs/blame.md)",
+    )
+    parser.add_argument(
+        "--node",
+        help="this node's name (default: $SLURMD_NODENAME, else the "
+        "short host name): the suspect's node is examined only here",
+    )
+    parser.add_argument(
+        "--facts",
+        help="the suspect node's facts now, recorded there (rigcheck "
+        "facts -o), instead of reading this machine",
+    )
+    parser.add_argument(
+        "--baseline",
+        help="the node's facts at the job's start (default: JOB_DIR/facts/<node>.json when there)",
+    )
+    parser.add_argument(
+        "--report-dir",
+        type=Path,
+        help="write certificate.json here (default: JOB_DIR/blame/<node>)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT_S,
+        metavar="S",
+        help=f"stop reading this machine's facts after S s (default {DEFAULT_TIMEOUT_S:g})",
+    )
     parser.set_defaults(func=run_blame)
 
 
@@ -78,16 +98,23 @@ def _baseline(args: argparse.Namespace, job_dir: Path, suspect: Suspect) -> tupl
     path = Path(args.baseline) if args.baseline else job_dir / "facts" / f"{suspect.host}.json"
     if not path.is_file():
         if args.baseline:
-            raise RigcheckError(f"--baseline {path}: no such file; record one at the job's start "
-                                "with `rigcheck facts -o`")  # fmt: skip
+            raise RigcheckError(
+                f"--baseline {path}: no such file; record one at the job's start "
+                "with `rigcheck facts -o`"
+            )
         return None, "no facts from the job's start: counters not compared, kernel log since it"
     from rigcheck.facts import load_facts
 
     return load_facts(path).data, f"counters compared with {path}"
 
 
-def _certificate(args: argparse.Namespace, suspect: Suspect, answer: Answer,
-                 machine: dict[str, Any], started: dt.datetime) -> None:  # fmt: skip
+def _certificate(
+    args: argparse.Namespace,
+    suspect: Suspect,
+    answer: Answer,
+    machine: dict[str, Any],
+    started: dt.datetime,
+) -> None:
     from types import SimpleNamespace
 
     from rigcheck.facts import Facts
@@ -107,7 +134,12 @@ def _certificate(args: argparse.Namespace, suspect: Suspect, answer: Answer,
         "report_dir": str(folder),
     }
     target = SimpleNamespace(facts=Facts(machine), spec=None, how="rigcheck blame: no class judged")
-    certificate = build_certificate(run=run, target=target, checks=answer.checks,
-                                    selected=[c["id"] for c in answer.checks],
-                                    exit_status=answer.code, partial_reason=None)  # fmt: skip
+    certificate = build_certificate(
+        run=run,
+        target=target,
+        checks=answer.checks,
+        selected=[c["id"] for c in answer.checks],
+        exit_status=answer.code,
+        partial_reason=None,
+    )
     write_certificate(folder / "certificate.json", certificate)

@@ -57,15 +57,23 @@ def read_dump(path: Path, rank: int) -> RankDump:
     data = _load(path)
     version = str(data.get("version")) if isinstance(data, dict) else None
     if not _known(version):
-        raise JobRecordError(f"{path}: flight recorder dump version {version!r}; this rigcheck "
-                             f"reads {KNOWN_MAJOR}.0 to {KNOWN_MAJOR}.{NEWEST_MINOR} (torch up "
-                             "to 2.13): update rigcheck to read it")  # fmt: skip
+        raise JobRecordError(
+            f"{path}: flight recorder dump version {version!r}; this rigcheck "
+            f"reads {KNOWN_MAJOR}.0 to {KNOWN_MAJOR}.{NEWEST_MINOR} (torch up "
+            "to 2.13): update rigcheck to read it"
+        )
     entries = data.get("entries")
     if not isinstance(entries, list):
         raise JobRecordError(f"{path}: the dump has no 'entries' list")
     enqueued, completed = _default_group_status(data, entries)
-    waiting = next((e.get("profiling_name") for e in entries if _default_pg(e)
-                    and e.get("collective_seq_id") == enqueued and enqueued > completed), None)  # fmt: skip
+    waiting = next(
+        (
+            e.get("profiling_name")
+            for e in entries
+            if _default_pg(e) and e.get("collective_seq_id") == enqueued and enqueued > completed
+        ),
+        None,
+    )
     return RankDump(rank, version, enqueued, completed, waiting, _group_ranks(data))
 
 
@@ -77,9 +85,11 @@ def _load(path: Path) -> Any:
         return _PlainData(io.BytesIO(raw)).load()
     except JobRecordError as exc:
         raise JobRecordError(f"{path}: {exc}") from None
-    except Exception:  # noqa: BLE001 - any broken pickle or JSON is one refusal
-        raise JobRecordError(f"{path}: not a flight recorder dump (neither pickle nor JSON); "
-                             "name dumps <prefix><rank>, as torch writes them") from None  # fmt: skip
+    except Exception:  # any broken pickle or JSON is one refusal
+        raise JobRecordError(
+            f"{path}: not a flight recorder dump (neither pickle nor JSON); "
+            "name dumps <prefix><rank>, as torch writes them"
+        ) from None
 
 
 def _known(version: str | None) -> bool:
@@ -130,8 +140,10 @@ class Hang:
 
     @property
     def evidence(self) -> str:
-        parts = [f"rank(s) {_listed(self.waiting)} wait in collective #{self.seq} "
-                 f"({self.collective or 'unnamed'})"]  # fmt: skip
+        parts = [
+            f"rank(s) {_listed(self.waiting)} wait in collective #{self.seq} "
+            f"({self.collective or 'unnamed'})"
+        ]
         if self.behind:
             parts.append(f"rank(s) {_listed(self.behind)} never entered it")
         if self.silent:
@@ -149,8 +161,10 @@ def find_hang(dumps: dict[int, RankDump]) -> Hang | None:
     )
     if not waiting:
         return None
-    behind = sorted((r for r, d in dumps.items() if d.last_enqueued < seq),
-                    key=lambda r: (dumps[r].last_enqueued, r))  # fmt: skip
+    behind = sorted(
+        (r for r, d in dumps.items() if d.last_enqueued < seq),
+        key=lambda r: (dumps[r].last_enqueued, r),
+    )
     group = set().union(*(d.group_ranks for d in dumps.values()))
     silent = sorted(group - set(dumps))
     collective = dumps[waiting[0]].waiting_in

@@ -32,8 +32,9 @@ class Cause:
     detail: str
 
 
-def node_causes(before: dict[str, Any] | None, after: dict[str, Any],
-                gpu: str | None, job_start: float | None) -> list[Cause]:  # fmt: skip
+def node_causes(
+    before: dict[str, Any] | None, after: dict[str, Any], gpu: str | None, job_start: float | None
+) -> list[Cause]:
     """Every cause found on the node, the suspect GPU's first; GPU None: every GPU."""
     before = before or _log_before(after, job_start)
     found = [Cause(GPU_FAULT, f.detail) for f in _faults(before, after)]
@@ -104,11 +105,18 @@ def _nvlink(before: dict[str, Any], after: dict[str, Any]) -> list[Cause]:
         was = {
             e.get("link"): e for e in _list(old.get(device.get("index"), {}).get("nvlink_errors"))
         }
-        grown = sum(_grew(was.get(e.get("link"), {}).get(k), e.get(k)) for e in
-                    _list(device.get("nvlink_errors")) for k in NVLINK_ERRORS)  # fmt: skip
+        grown = sum(
+            _grew(was.get(e.get("link"), {}).get(k), e.get(k))
+            for e in _list(device.get("nvlink_errors"))
+            for k in NVLINK_ERRORS
+        )
         if grown:
-            found.append(Cause(NVLINK, f"{name}: {grown:g} NVLink replay/recovery/CRC errors "
-                               "since the job started"))  # fmt: skip
+            found.append(
+                Cause(
+                    NVLINK,
+                    f"{name}: {grown:g} NVLink replay/recovery/CRC errors since the job started",
+                )
+            )
     return found
 
 
@@ -116,8 +124,11 @@ def _ib(before: dict[str, Any], after: dict[str, Any]) -> list[Cause]:
     old = _ports(before)
     found = []
     for name, counters in _ports(after).items():
-        grown = {k: _grew(old.get(name, {}).get(k), v) for k, v in counters.items()
-                 if k in ERROR_COUNTERS}  # fmt: skip
+        grown = {
+            k: _grew(old.get(name, {}).get(k), v)
+            for k, v in counters.items()
+            if k in ERROR_COUNTERS
+        }
         grown = {k: v for k, v in grown.items() if v}
         if grown:
             said = ", ".join(f"{k} +{v:g}" for k, v in sorted(grown.items()))

@@ -31,9 +31,11 @@ class SlowRank:
 
     @property
     def evidence(self) -> str:
-        return (f"rank {self.rank}'s {self.measure} median {self.median_s * 1e3:.1f} ms vs "
-                f"{self.others_s * 1e3:.1f} ms on the other ranks (+{self.excess:.0%}, "
-                f"{self.steps} steps)")  # fmt: skip
+        return (
+            f"rank {self.rank}'s {self.measure} median {self.median_s * 1e3:.1f} ms vs "
+            f"{self.others_s * 1e3:.1f} ms on the other ranks (+{self.excess:.0%}, "
+            f"{self.steps} steps)"
+        )
 
 
 def measure_of(ranks: dict[int, RankSteps]) -> str:
@@ -42,8 +44,9 @@ def measure_of(ranks: dict[int, RankSteps]) -> str:
     return "compute_s" if every else "step_s"
 
 
-def slow_ranks(ranks: dict[int, RankSteps], min_excess: float = MIN_EXCESS,
-               z: float = Z) -> list[SlowRank]:  # fmt: skip
+def slow_ranks(
+    ranks: dict[int, RankSteps], min_excess: float = MIN_EXCESS, z: float = Z
+) -> list[SlowRank]:
     """The slow ranks, slowest first; [] for a clean job or one too short to judge."""
     if len(ranks) < 2:
         return []
@@ -60,8 +63,9 @@ def slow_ranks(ranks: dict[int, RankSteps], min_excess: float = MIN_EXCESS,
         noise = math.hypot(errors[rank], statistics.median(errors[r] for r in others))
         excess = median - reference
         if reference > 0 and excess > min_excess * reference and excess > z * noise:
-            found.append(SlowRank(rank, median, reference, excess / reference,
-                                  len(series[rank]), measure))  # fmt: skip
+            found.append(
+                SlowRank(rank, median, reference, excess / reference, len(series[rank]), measure)
+            )
     return sorted(found, key=lambda s: -s.excess)
 
 

@@ -19,8 +19,9 @@ FOLDER = "flight_recorder"
 PREFIX = "nccl_trace_rank_"  # torch's default dump name, so its own dumps sit beside these
 
 
-def dump_when_stalled(job_dir: str | os.PathLike[str], log: StepLog, stall_s: float,
-                      poll_s: float = 0.2) -> threading.Thread:  # fmt: skip
+def dump_when_stalled(
+    job_dir: str | os.PathLike[str], log: StepLog, stall_s: float, poll_s: float = 0.2
+) -> threading.Thread:
     """Start a daemon thread that dumps once each time no step has ended for STALL_S."""
     folder = Path(job_dir) / FOLDER
     folder.mkdir(parents=True, exist_ok=True)

@@ -67,11 +67,15 @@ def _header(path: Path, line: str) -> dict[str, Any]:
     except ValueError:
         header = None
     if not isinstance(header, dict) or header.get("format") != FORMAT:
-        raise JobRecordError(f"{path}: the first line is not a {FORMAT} header; write step logs "
-                             "with rigcheck.blame.steplog.StepLog (docs/blame.md)")  # fmt: skip
+        raise JobRecordError(
+            f"{path}: the first line is not a {FORMAT} header; write step logs "
+            "with rigcheck.blame.steplog.StepLog (docs/blame.md)"
+        )
     if header.get("version") != VERSION:
-        raise JobRecordError(f"{path}: {FORMAT} version {header.get('version')!r}, this rigcheck "
-                             f"reads version {VERSION}; read it with a matching rigcheck")  # fmt: skip
+        raise JobRecordError(
+            f"{path}: {FORMAT} version {header.get('version')!r}, this rigcheck "
+            f"reads version {VERSION}; read it with a matching rigcheck"
+        )
     if not isinstance(header.get("rank"), int) or isinstance(header.get("rank"), bool):
         raise JobRecordError(f"{path}: the header has no integer 'rank'")
     return header

@@ -58,8 +58,9 @@ class StepLog:
         log.step_end()           # after the step's collectives
     """
 
-    def __init__(self, job_dir: str | os.PathLike[str], rank: int | None = None,
-                 host: str | None = None) -> None:  # fmt: skip
+    def __init__(
+        self, job_dir: str | os.PathLike[str], rank: int | None = None, host: str | None = None
+    ) -> None:
         header = job_header(rank, host)
         folder = Path(job_dir) / "steps"
         folder.mkdir(parents=True, exist_ok=True)

@@ -61,8 +61,10 @@ def read_job(folder: Path) -> Job:
         raise JobRecordError(f"{folder}: no such folder; name the job's folder (docs/blame.md)")
     steps = folder / "steps"
     if not steps.is_dir() and not (folder / DUMPS).is_dir():
-        raise JobRecordError(f"{folder}: holds neither steps/ nor {DUMPS}/; write them with "
-                             "rigcheck.blame.steplog.StepLog (docs/blame.md)")  # fmt: skip
+        raise JobRecordError(
+            f"{folder}: holds neither steps/ nor {DUMPS}/; write them with "
+            "rigcheck.blame.steplog.StepLog (docs/blame.md)"
+        )
     ranks = read_step_logs(steps) if steps.is_dir() else {}
     starts = [r.header.get("started_at") for r in ranks.values()]
     start = min((s for s in starts if isinstance(s, int | float)), default=None)
