@@ -36,6 +36,7 @@ class RankDump:
     last_completed: int
     waiting_in: str | None  # the collective entered and not completed, e.g. "gloo:all_reduce"
     group_ranks: tuple[int, ...]
+    written_at: float  # the file's mtime, time.time() seconds
 
 
 class _PlainData(pickle.Unpickler):
@@ -74,7 +75,8 @@ def read_dump(path: Path, rank: int) -> RankDump:
         ),
         None,
     )
-    return RankDump(rank, version, enqueued, completed, waiting, _group_ranks(data))
+    written = path.stat().st_mtime
+    return RankDump(rank, version, enqueued, completed, waiting, _group_ranks(data), written)
 
 
 def _load(path: Path) -> Any:

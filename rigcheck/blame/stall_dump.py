@@ -22,16 +22,23 @@ PREFIX = "nccl_trace_rank_"  # torch's default dump name, so its own dumps sit b
 def dump_when_stalled(
     job_dir: str | os.PathLike[str], log: StepLog, stall_s: float, poll_s: float = 0.2
 ) -> threading.Thread:
-    """Start a daemon thread that dumps once each time no step has ended for STALL_S."""
+    """Start a daemon thread that dumps once each time no step has ended for STALL_S, until
+    the log is closed (a finished job is not a stalled one)."""
     folder = Path(job_dir) / FOLDER
     folder.mkdir(parents=True, exist_ok=True)
 
+    path = folder / f"{PREFIX}{log.rank}"
+
     def watch() -> None:
         dumped_for = None
-        while True:
+        while not log.closed:
             time.sleep(poll_s)
-            if time.monotonic() - log.last_end > stall_s and dumped_for != log.last_end:
-                write_dump(folder / f"{PREFIX}{log.rank}")
+            if dumped_for is not None and dumped_for != log.last_end:
+                path.unlink(missing_ok=True)  # the steps went on: it was a pause, not a hang
+                dumped_for = None
+            stalled = time.monotonic() - log.last_end > stall_s
+            if stalled and dumped_for is None and not log.closed:
+                write_dump(path)
                 dumped_for = log.last_end
 
     thread = threading.Thread(target=watch, name="rigcheck-stall-dump", daemon=True)

@@ -72,6 +72,7 @@ class StepLog:
         self._begun = time.monotonic()
         self._compute_s: float | None = None
         self.last_end = time.monotonic()
+        self.closed = False
 
     @contextmanager
     def compute(self):
@@ -95,6 +96,7 @@ class StepLog:
         self._begun, self._compute_s, self.last_end = now, None, now
 
     def close(self) -> None:
+        self.closed = True
         self._file.close()
 
     def _write(self, record: dict[str, Any]) -> None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rigcheck.blame.flight_recorder import find_hang, read_dumps
+from rigcheck.blame.flight_recorder import RankDump, find_hang, read_dumps
 from rigcheck.blame.slow_rank import slow_ranks
 from rigcheck.blame.stall_dump import FOLDER as DUMPS
 from rigcheck.blame.step_reader import JobRecordError, RankSteps, read_step_logs
@@ -71,9 +71,17 @@ def read_job(folder: Path) -> Job:
     return Job(folder, ranks, start)
 
 
+def _after_the_last_step(dumps: dict[int, RankDump], job: Job) -> dict[int, RankDump]:
+    """The dumps no rank finished a step after: a dump older than a step was a pause the job
+    got over, not the hang it ended in."""
+    ends = [r.last_end for r in job.ranks.values() if r.last_end is not None]
+    last = max(ends, default=float("-inf"))
+    return {rank: d for rank, d in dumps.items() if d.written_at >= last}
+
+
 def find_suspect(job: Job) -> Suspect | None:
-    dumps = job.folder / DUMPS
-    hang = find_hang(read_dumps(dumps)) if dumps.is_dir() else None
+    dumps = read_dumps(job.folder / DUMPS) if (job.folder / DUMPS).is_dir() else {}
+    hang = find_hang(_after_the_last_step(dumps, job))
     if hang is not None:  # no culprit: every rank is inside the collective, none to blame
         first = hang.culprits[0] if hang.culprits else None
         return Suspect(HUNG, hang.culprits, hang.evidence, job.place(first))

@@ -20,28 +20,39 @@ def main() -> None:
     parser.add_argument("--job-dir", required=True)
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--work-s", type=float, default=0.02)
-    parser.add_argument("--slow-rank", type=int, default=-1)
+    parser.add_argument(
+        "--slow-rank", default="-1", help="a rank, or 'rotate': trial t slows t %% world"
+    )
+    parser.add_argument("--trials", type=int, default=1, help="jobs in a row, each in DIR/trialNNN")
     parser.add_argument("--slow-by", type=float, default=0.5, help="extra work, a fraction")
     parser.add_argument("--stop-rank", type=int, default=-1)
     parser.add_argument("--stop-at", type=int, default=5)
     args = parser.parse_args()
     dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=60))
+    for trial in range(args.trials):
+        job_dir = f"{args.job_dir}/trial{trial:03d}" if args.trials > 1 else args.job_dir
+        slow = trial % dist.get_world_size() if args.slow_rank == "rotate" else int(args.slow_rank)
+        run(args, job_dir, slow)
+        dist.barrier()
+    dist.destroy_process_group()
+
+
+def run(args: argparse.Namespace, job_dir: str, slow_rank: int) -> None:
     rank = dist.get_rank()
     # One host name per rank, as if each rank ran on its own node (the test maps them).
-    log = StepLog(args.job_dir, host=f"node{rank:02d}")
-    dump_when_stalled(args.job_dir, log, stall_s=1.5)
+    log = StepLog(job_dir, host=f"node{rank:02d}")
+    dump_when_stalled(job_dir, log, stall_s=1.5)
     grad = torch.ones(1024)
     for step in range(args.steps):
         if rank == args.stop_rank and step == args.stop_at:
             os.kill(os.getpid(), signal.SIGSTOP)
         with log.compute():
-            work = args.work_s * (1 + args.slow_by if rank == args.slow_rank else 1)
+            work = args.work_s * (1 + args.slow_by if rank == slow_rank else 1)
             time.sleep(work)  # the rank's own work: sleep, so the 2 shared cores' load adds none
             grad.mul_(1.0)
         dist.all_reduce(grad)
         log.step_end()
     log.close()
-    dist.destroy_process_group()
 
 
 if __name__ == "__main__":
