@@ -5,6 +5,7 @@ line, exit code (docs/exit-codes.md) and certificate."""
 import copy
 import datetime as dt
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -167,3 +168,14 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, make, said):
     code, out = blame(capsys, folder)
     assert code == 2
     assert said in out.err and len(out.err.strip().splitlines()) == 1 and not out.out
+
+
+def test_a_dump_older_than_the_last_step_is_a_pause_not_a_hang(tmp_path, capsys):
+    """The steps went on after the dumps were written: the job got over that stall."""
+    folder = job(tmp_path, "hung_rank1_of_3")
+    last = max(json.loads(p.read_text().splitlines()[-1])["end"]
+               for p in (folder / "steps").iterdir())  # fmt: skip
+    for dump in (folder / "flight_recorder").iterdir():
+        os.utime(dump, (last - 1, last - 1))
+    code, out = blame(capsys, folder, "--node", "node00")
+    assert code == 0 and "no slow or hung rank" in out.out

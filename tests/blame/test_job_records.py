@@ -10,7 +10,7 @@ import pytest
 
 from rigcheck.blame.flight_recorder import find_hang, read_dump, read_dumps
 from rigcheck.blame.slow_rank import slow_ranks
-from rigcheck.blame.step_reader import JobRecordError, read_step_log, read_step_logs
+from rigcheck.blame.step_reader import JobRecordError, RankSteps, read_step_log, read_step_logs
 from rigcheck.blame.steplog import StepLog
 
 DATA = Path(__file__).with_name("data")
@@ -134,3 +134,27 @@ def test_a_file_that_is_no_dump_is_refused(tmp_path):
     (tmp_path / "trace_1").write_text("NCCL INFO Bootstrap : Using eth0\n")
     with pytest.raises(JobRecordError, match="not a flight recorder dump"):
         read_dumps(tmp_path)
+
+
+def ranks_of(works):
+    """Hand-made step logs (said so: the bounds' edges, not a job's output): rank -> works."""
+    return {
+        rank: RankSteps(
+            rank, {"rank": rank}, [{"end": i, "compute_s": w} for i, w in enumerate(ws)]
+        )
+        for rank, ws in works.items()
+    }
+
+
+def test_a_rank_15_percent_slower_is_named_in_a_two_rank_job():
+    """Its reference is the other rank alone: against both ranks' median it would seem 7.5 %."""
+    steady = [0.020 + 0.0002 * (i % 3) for i in range(20)]
+    found = slow_ranks(ranks_of({0: steady, 1: [w * 1.15 for w in steady]}))
+    assert [s.rank for s in found] == [1]
+
+
+def test_an_excess_within_the_steps_noise_is_not_slow():
+    """+15 % on a median whose steps swing between 10 and 30 ms: within 4 standard errors."""
+    noisy = [0.010 if i % 2 else 0.030 for i in range(20)]
+    found = slow_ranks(ranks_of({0: noisy, 1: noisy, 2: [w + 0.003 for w in noisy]}))
+    assert found == []
