@@ -6,6 +6,8 @@ import argparse
 import datetime
 import os
 import signal
+import subprocess
+import sys
 import time
 
 import torch
@@ -25,6 +27,14 @@ def main() -> None:
     )
     parser.add_argument("--trials", type=int, default=1, help="jobs in a row, each in DIR/trialNNN")
     parser.add_argument("--slow-by", type=float, default=0.5, help="extra work, a fraction")
+    parser.add_argument("--work", choices=("sleep", "cpu"), default="sleep")
+    parser.add_argument(
+        "--competitor",
+        action="store_true",
+        help="slow the slowed rank with a "
+        "busy process on its core (each rank pinned to core rank %% cores) "
+        "instead of longer work",
+    )
     parser.add_argument("--stop-rank", type=int, default=-1)
     parser.add_argument("--stop-at", type=int, default=5)
     args = parser.parse_args()
@@ -39,6 +49,32 @@ def main() -> None:
 
 def run(args: argparse.Namespace, job_dir: str, slow_rank: int) -> None:
     rank = dist.get_rank()
+    competitor = None
+    if args.competitor:
+        core = rank % os.cpu_count()
+        os.sched_setaffinity(0, {core})
+        if rank == slow_rank:  # a CPU-bound neighbour on the rank's own core: host contention
+            competitor = subprocess.Popen([sys.executable, "-c", BUSY, str(core)])
+    try:
+        steps(args, job_dir, -1 if args.competitor else slow_rank)
+    finally:
+        if competitor:
+            competitor.kill()
+            competitor.wait()
+
+
+BUSY = "import os, sys; os.sched_setaffinity(0, {int(sys.argv[1])})\nwhile True: pass"
+
+
+def cpu_work(seconds: float) -> None:
+    """A fixed amount of CPU work (about SECONDS on the loaded 2-core build machine)."""
+    total = 0
+    for i in range(int(seconds * 2e6)):
+        total += i
+
+
+def steps(args: argparse.Namespace, job_dir: str, slow_rank: int) -> None:
+    rank = dist.get_rank()
     # One host name per rank, as if each rank ran on its own node (the test maps them).
     log = StepLog(job_dir, host=f"node{rank:02d}")
     dump_when_stalled(job_dir, log, stall_s=1.5)
@@ -48,7 +84,10 @@ def run(args: argparse.Namespace, job_dir: str, slow_rank: int) -> None:
             os.kill(os.getpid(), signal.SIGSTOP)
         with log.compute():
             work = args.work_s * (1 + args.slow_by if rank == slow_rank else 1)
-            time.sleep(work)  # the rank's own work: sleep, so the 2 shared cores' load adds none
+            if args.work == "cpu":
+                cpu_work(work)
+            else:
+                time.sleep(work)  # the rank's own work: sleep, so the shared cores' load adds none
             grad.mul_(1.0)
         dist.all_reduce(grad)
         log.step_end()

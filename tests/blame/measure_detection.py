@@ -2,10 +2,12 @@
 
     python tests/blame/measure_detection.py --trials 40 --hangs 10 --out /tmp/blame-figures
 
-Slowed: one launch of 3 ranks running TRIALS jobs in a row, trial t slowing rank t % 3 by
---slow-by of its work; hit when blame names that rank (and so its host). Clean: the same with no
-rank slowed; a miss is any rank named. Hung: HANGS launches, each stopping one rank (SIGSTOP,
-rotating) at step 5; hit when blame names it.
+Slowed: one launch of NPROC ranks running TRIALS jobs in a row, trial t slowing rank t % NPROC
+by --slow-by of its work; hit when blame names that rank (and so its host). Clean: the same with
+no rank slowed; a miss is any rank named. With --competitor the work is CPU-bound, each rank is
+pinned to core rank % cores, and the slowed rank shares its core with a busy process instead
+(host contention). Hung: HANGS launches, each stopping one rank (SIGSTOP, rotating) at step 5;
+hit when blame names it.
 """
 
 import argparse
