@@ -54,7 +54,10 @@ def run(args: argparse.Namespace, job_dir: str, slow_rank: int) -> None:
         core = rank % os.cpu_count()
         os.sched_setaffinity(0, {core})
         if rank == slow_rank:  # a CPU-bound neighbour on the rank's own core: host contention
-            competitor = subprocess.Popen([sys.executable, "-c", BUSY, str(core)])
+            competitor = subprocess.Popen([sys.executable, "-c", BUSY, str(core)],
+                                          stdout=subprocess.PIPE)  # fmt: skip
+            competitor.stdout.readline()  # it is spinning on the core before the steps start
+        dist.barrier()
     try:
         steps(args, job_dir, -1 if args.competitor else slow_rank)
     finally:
@@ -63,7 +66,10 @@ def run(args: argparse.Namespace, job_dir: str, slow_rank: int) -> None:
             competitor.wait()
 
 
-BUSY = "import os, sys; os.sched_setaffinity(0, {int(sys.argv[1])})\nwhile True: pass"
+BUSY = (
+    "import os, sys; os.sched_setaffinity(0, {int(sys.argv[1])}); print(flush=True)\n"
+    "while True: pass"
+)
 
 
 def cpu_work(seconds: float) -> None:

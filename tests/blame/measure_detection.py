@@ -31,21 +31,30 @@ def main() -> None:
     parser.add_argument("--hangs", type=int, default=10)
     parser.add_argument("--slow-by", type=float, default=0.3)
     parser.add_argument("--steps", type=int, default=15)
+    parser.add_argument("--nproc", type=int, default=3)
+    parser.add_argument("--work-s", type=float, default=0.02)
+    parser.add_argument(
+        "--competitor",
+        action="store_true",
+        help="CPU work, a busy process on the slowed rank's core",
+    )
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
-    common = [f"--trials={args.trials}", f"--steps={args.steps}"]
-    rc = run_job(args.out / "slowed", 3, *common, "--slow-rank=rotate",
+    n = args.nproc
+    common = [f"--trials={args.trials}", f"--steps={args.steps}", f"--work-s={args.work_s}"]
+    common += ["--work=cpu", "--competitor"] if args.competitor else []
+    rc = run_job(args.out / "slowed", n, *common, "--slow-rank=rotate",
                  f"--slow-by={args.slow_by}", timeout_s=1800)  # fmt: skip
     assert rc == 0, rc
     slowed = [named(args.out / "slowed" / f"trial{t:03d}") for t in range(args.trials)]
-    hits = sum(s == ("slow", [t % 3], f"node{t % 3:02d}") for t, s in enumerate(slowed))
-    assert run_job(args.out / "clean", 3, *common, timeout_s=1800) == 0
+    hits = sum(s == ("slow", [t % n], f"node{t % n:02d}") for t, s in enumerate(slowed))
+    assert run_job(args.out / "clean", n, *common, timeout_s=1800) == 0
     clean = [named(args.out / "clean" / f"trial{t:03d}") for t in range(args.trials)]
     hung = []
     for h in range(args.hangs):
         folder = args.out / f"hung{h:02d}"
-        run_job(folder, 3, f"--stop-rank={h % 3}", "--stop-at=5", "--steps=20", timeout_s=300)
-        hung.append((h % 3, named(folder)))
+        run_job(folder, n, f"--stop-rank={h % n}", "--stop-at=5", "--steps=20", timeout_s=300)
+        hung.append((h % n, named(folder)))
     figures = {
         "slowed_named": f"{hits}/{args.trials}",
         "slow_by": args.slow_by,
@@ -53,7 +62,7 @@ def main() -> None:
         "hung_named": f"{sum(n == ('hung', [r], f'node{r:02d}') for r, n in hung)}/{args.hangs}",
         "misses": {
             "slowed": [
-                (t, s) for t, s in enumerate(slowed) if s != ("slow", [t % 3], f"node{t % 3:02d}")
+                (t, s) for t, s in enumerate(slowed) if s != ("slow", [t % n], f"node{t % n:02d}")
             ],
             "clean": [(t, c) for t, c in enumerate(clean) if c is not None],
             "hung": [(r, n) for r, n in hung if n != ("hung", [r], f"node{r:02d}")],
