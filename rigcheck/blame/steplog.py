@@ -51,14 +51,14 @@ def job_header(rank: int | None = None, host: str | None = None) -> dict[str, An
 class StepLog:
     """Write this rank's step times into JOB_DIR/steps/. In a loop:
 
-        log = StepLog(job_dir)
-        for batch in data:
-            with log.compute():      # the rank's own work, no collective inside
-                loss = forward(batch)
-            loss.backward()          # under DDP the all-reduce runs in here: not timed
-            with log.compute():
-                optimizer.step()
-            log.step_end()
+    log = StepLog(job_dir)
+    for batch in data:
+        with log.compute():      # the rank's own work, no collective inside
+            loss = forward(batch)
+        loss.backward()          # under DDP the all-reduce runs in here: not timed
+        with log.compute():
+            optimizer.step()
+        log.step_end()
     """
 
     def __init__(
