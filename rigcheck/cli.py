@@ -25,6 +25,7 @@ SUBCOMMAND_MODULES = [
     "rigcheck.gate.slurm_cli",
     "rigcheck.gate.k8s_cli",
     "rigcheck.attest.cli",
+    "rigcheck.blame.cli",
 ]
 
 

@@ -41,6 +41,7 @@ SERIAL = {
     "slurm/test_sbatch_example.py",  # a Slurm cluster's daemons and a gloo job through sbatch
     "slurm/test_gate_on_slurm.py",  # a Slurm cluster's daemons, drained and resumed by the gate
     "gate/test_quick_tier_benchmark.py",  # the cpu quick tier live, its wall time benchmarked
+    "blame/test_blame_live.py",  # torchrun ranks, one stopped by SIGSTOP, one slowed
     # A check held past a 5 s tier budget: the budget is wall time.
     "gate/test_tiers.py::test_a_check_that_overruns_the_deadline_ends_the_run_incomplete",
 }

@@ -41,7 +41,7 @@ LAYERS: list[tuple[str, set[str]]] = [
         },
     ),
     ("judging", {"measure", "burnin", "distributed", "rdma", "memory"}),
-    ("records", {"reports", "gate", "history", "fleet", "attest"}),
+    ("records", {"reports", "gate", "history", "fleet", "attest", "blame"}),
     ("entry", {"__main__", "plugin", "check", "check_args", "check_help", "cli", "hint"}),
     ("testing", {"testing"}),
 ]

@@ -1,0 +1,1 @@
+"""`rigcheck blame`: from what a slow or hung job wrote to the node, the device and the cause."""
