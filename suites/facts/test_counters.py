@@ -2,9 +2,10 @@
 
 import pytest
 
+from rigcheck.facts.nvidia.features import predates
 from rigcheck.limits import health_limit, nvidia_counters, replay_interval_s
 from rigcheck.replay_rate import too_fast
-from rigcheck.require import device_value, expected, gpu_label
+from rigcheck.require import device_value, expected, fact, gpu_label
 
 pytestmark = pytest.mark.facts
 
@@ -116,7 +117,7 @@ def test_nvlink_error_counters(spec, gpus, expected_gpus):
     )
 
 
-def test_nvswitch_fabric_registered(spec, gpus, expected_gpus):
+def test_nvswitch_fabric_registered(facts, spec, gpus, expected_gpus):
     _nvlink_class(spec, expected_gpus)
     judged = [
         (d, device_value(d, "fabric.state"), device_value(d, "fabric.status"))
@@ -125,7 +126,9 @@ def test_nvswitch_fabric_registered(spec, gpus, expected_gpus):
     ]
     judged = [(d, state, status) for d, state, status in judged if state != "not_supported"]
     if not judged:
-        pytest.skip("no GPU reports an NVSwitch fabric state (before Hopper, or no NVSwitch)")
+        too_old = predates(fact(facts, "software.nvidia_driver.version"), "fabric")
+        why = too_old or "before Hopper, or no NVSwitch"
+        pytest.skip(f"no GPU reports an NVSwitch fabric state ({why})")
     bad = [
         f"{gpu_label(d)}: state {state}, status {status}"
         for d, state, status in judged
