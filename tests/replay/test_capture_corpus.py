@@ -7,7 +7,9 @@ from __future__ import annotations
 import pytest
 from suite_replays import SUITES, SuiteRunner
 
-from rigcheck.spec import load_spec
+from rigcheck.detect import detect_class
+from rigcheck.facts import Facts
+from rigcheck.spec import load_all, load_spec
 from rigcheck.testing.nvml_sim.corpus import capture_machine, captures
 from rigcheck.testing.nvml_sim.profiles import machine_driver
 from rigcheck.testing.nvml_sim.snapshot import fake_sysfs, simulated_snapshot
@@ -65,3 +67,21 @@ def test_each_capture_fails_only_what_the_machine_shows(judge_facts, tmp_path, e
     assert set(failed) == set(entry["expect"]), failed
     for check, cause in entry["expect"].items():
         assert cause in failed[check], (check, failed[check])
+
+
+CLASSLESS = [entry for entry in captures() if not entry["class"]]
+# The class each classless board is mistaken for (rigcheck/look_alikes.py NOT_A_CLASS)
+NEAREST = {"thamada-H100NVLx2.txt": "h100_pcie", "thamada-gls-V100_x8.txt": "v100",
+           "thamada-gls-GH200.txt": "h100", "thamada-RTX6000Ada_x8.txt": "l40",
+           "thamada-gls-A10.txt": "a10g",
+           "telegraf-pro-6000-maxq-blackwell-v13.xml": "rtx_pro_6000"}  # fmt: skip
+
+
+@pytest.mark.parametrize("entry", CLASSLESS, ids=[e["file"] for e in CLASSLESS])
+def test_a_board_with_no_class_is_refused_naming_the_class_it_resembles(tmp_path, entry):
+    """Read through pynvml like the others; detection names the class a renter would try."""
+    nearest = NEAREST[entry["file"]]
+    snapshot, _ = judged_snapshot(tmp_path, {**entry, "class": nearest})
+    found, how = detect_class(Facts(snapshot), load_all())
+    assert found is None, how
+    assert f"looks like class {nearest} but is not" in how, how

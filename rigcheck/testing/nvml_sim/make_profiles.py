@@ -24,7 +24,8 @@ SOURCE = "NVIDIA/k8s-test-infra@3b2b865d tests/e2e/go/assertions/nvidiasmi/testd
 # What `nvidia-smi -q` does not print, by hand. NVLink counts and versions: NVIDIA's H100, A100
 # and B200 datasheets (18 NVLink4, 12 NVLink3, 18 NVLink5); the nvml code is
 # nvmlNvlinkVersion_t (6 = 4.0, 4 = 3.0, 7 = 5.0). Thresholds where the capture prints only
-# T.Limit-relative values: NVIDIA's mock-nvml-config-*.yaml in the same repository.
+# T.Limit-relative values: NVIDIA's mock-nvml-config-*.yaml in the same repository
+# (pkg/gpu/mocknvml/configs: slowdown_threshold_c, shutdown_threshold_c).
 BOARD = {
     "h100_hgx": {
         "capture": "qx-h100.xml",
@@ -44,14 +45,14 @@ BOARD = {
         "capture": "qx-b200.xml",
         "cc": [10, 0],
         "nvlink": (18, 7),
-        "thresholds": {"slowdown_c": 87, "shutdown_c": 92},
+        "thresholds": {"slowdown_c": 90, "shutdown_c": 95},  # mock-nvml-config-b200.yaml
         "numa_split": True,
     },
     "l40s": {
         "capture": "qx-l40s.xml",
         "cc": [8, 9],
         "nvlink": None,
-        "thresholds": {"slowdown_c": 88, "shutdown_c": 93},
+        "thresholds": {"slowdown_c": 93, "shutdown_c": 96},  # mock-nvml-config-l40s.yaml
         "numa_split": False,
     },
 }
