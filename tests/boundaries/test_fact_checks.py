@@ -228,7 +228,8 @@ def test_nvswitch_fabric_not_supported_everywhere_skips():
     devices[1]["fabric"] = {"state": "not_supported", "status": 0}
     assert decide(counters.test_nvswitch_fabric_registered, spec, devices, 2) == (
         "skipped",
-        "no GPU reports an NVSwitch fabric state (before Hopper, or no NVSwitch)",
+        "no GPU reports an NVSwitch fabric state (before Hopper, no NVSwitch, or a driver before "
+        "R530, which has no nvmlDeviceGetGpuFabricInfo)",
     )
     devices[0]["fabric"] = {"state": "in_progress", "status": 0}  # one judged, one not
     outcome, message = decide(counters.test_nvswitch_fabric_registered, spec, devices, 2)

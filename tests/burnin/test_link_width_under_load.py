@@ -51,14 +51,16 @@ def test_x8_under_load_passes_on_a_platform_that_wires_x8(platform):
 def test_x8_under_load_fails_on_bare_metal_naming_the_reading():
     problems = judge.link_width(loaded_at(8), allowed(PLATFORMS, BARE_METAL, "pcie_width"))
     assert problems == [
-        "gpu1 (NVIDIA H100 80GB HBM3, 0000:2a:00.0): x8 under load (median of the burn-in's readings), max x16"
+        "gpu1 (NVIDIA H100 80GB HBM3, 0000:2a:00.0): x8 under load (median of the burn-in's "
+        "readings), max x16"
     ]
 
 
 def test_x4_under_load_fails_even_where_the_platform_wires_x8():
     problems = judge.link_width(loaded_at(4), 8)
     assert problems == [
-        "gpu1 (NVIDIA H100 80GB HBM3, 0000:2a:00.0): x4 under load (median of the burn-in's readings), max x16, "
+        "gpu1 (NVIDIA H100 80GB HBM3, 0000:2a:00.0): x4 under load (median of the burn-in's "
+        "readings), max x16, "
         "the platform wires x8"
     ]
 

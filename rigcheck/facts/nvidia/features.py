@@ -49,16 +49,3 @@ def read_feature(nvml, read: Callable[[Callable[[], Any]], Any], fact: str,
     """`read(fn)`, or None where this driver predates the feature (as Not Supported reads)."""
     symbol = FEATURES[fact][0]
     return read(fn) if exported(nvml, symbol) else None
-
-
-def predates(driver_version: Any, fact: str) -> str | None:
-    """Why a driver cannot read `fact` ("driver 460.32.03 predates nvmlDeviceGetGpuFabricInfo
-    (R530)"), or None where it is new enough or its version is unknown."""
-    symbol, since, _ = FEATURES[fact]
-    try:
-        branch = int(str(driver_version).split(".")[0])
-    except ValueError:
-        return None
-    if branch >= since:
-        return None
-    return f"driver {driver_version} predates {symbol} (R{since})"
