@@ -20,6 +20,7 @@ MACHINES = [
     (("Amazon EC2", "g4dn.xlarge"), "aws_g4dn"),
     (("Amazon EC2", "g6.2xlarge"), "aws_g6"),
     (("Amazon EC2", "gr6.4xlarge"), "aws_g6"),
+    (("Amazon EC2", "g6.48xlarge"), BARE_METAL),  # 8 L4s: the x8 source covers single-GPU sizes
     (("Amazon EC2", "g6e.2xlarge"), "aws_g6e"),
     (("Amazon EC2", "p5.48xlarge"), BARE_METAL),  # no file: the class spec as written
     (("Supermicro", "SYS-821GE-TNHR"), BARE_METAL),  # an HGX H100 board
