@@ -20,7 +20,11 @@ setup(
     packages=find_packages(include=["rigcheck", "rigcheck.*"])
     + DATA
     + SUITES
-    + ["rigcheck.expected"],
-    package_dir={"rigcheck.suites": "suites", "rigcheck.expected": "expected"},
+    + ["rigcheck.expected", "rigcheck.expected.platforms"],
+    package_dir={
+        "rigcheck.suites": "suites",
+        "rigcheck.expected": "expected",
+        "rigcheck.expected.platforms": "expected/platforms",
+    },
     package_data={"": ["*.json", "*.ini", "*.mako"]},
 )

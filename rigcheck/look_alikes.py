@@ -37,6 +37,19 @@ NOT_A_CLASS = (
               "PCI id 0x2BB4 and a 300 W limit, not the Server Edition's 0x2BB5 and 600 W"),
     LookAlike("NVIDIA H20-3e", "0x232C", "h20",
               "PCI id 0x232C and 141 GB HBM3e, not the H20's 0x2329 and 96 GB HBM3"),
+    # Names, ids and memory as NVML reads them in public captures (fixtures/nvidia_smi: the
+    # thamada-* files), the ids also in pci.ids.
+    LookAlike("NVIDIA H100 NVL", "0x2321", "h100_pcie",
+              "PCI id 0x2321 and 94 GB HBM3 (95830 MiB), not the H100 PCIe's 0x2331 and 80 GB: "
+              "a dual-slot card sold in NVLink-bridged pairs, 350-400 W"),
+    LookAlike("Tesla V100-SXM2-16GB", "0x1DB1", "v100",
+              "PCI id 0x1DB1 and 16 GB HBM2, not the 32 GB board's 0x1DB5"),
+    LookAlike("NVIDIA GH200 480GB", "0x2342", "h100",
+              "PCI id 0x2342: a Hopper GPU with 96 GB HBM3 on a Grace CPU (NVLink-C2C), not an "
+              "HGX H100's 0x2330 and 80 GB"),
+    LookAlike("NVIDIA RTX 6000 Ada Generation", "0x26B1", "l40",
+              "PCI id 0x26B1, not the L40's 0x26B5: the same AD102 die and 48 GB on a "
+              "workstation card (300 W, blower, display outputs)"),
 )  # fmt: skip
 
 # Pairs of classes that pass for each other, and what tells them apart.

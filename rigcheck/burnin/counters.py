@@ -27,6 +27,7 @@ def limits(nvml: Any, handle: Any) -> dict[str, Any]:
             read(lambda: nvml.nvmlDeviceGetMaxClockInfo(handle, nvml.NVML_CLOCK_SM))
         ),
         "power_limit_w": power / 1000.0 if isinstance(power, int | float) else None,
+        "pcie_width_max": _number(read(lambda: nvml.nvmlDeviceGetMaxPcieLinkWidth(handle))),
     }
     for key, which in thresholds.items():
         out[key] = _number(read(lambda w=which: nvml.nvmlDeviceGetTemperatureThreshold(handle, w)))

@@ -195,6 +195,29 @@ def power(trace: dict[str, Any], limits: Limits) -> list[str]:
     return problems
 
 
+def link_width(trace: dict[str, Any], platform_width: int | None = None) -> list[str]:
+    """The PCIe width read while the load ran against the widest the board and slot can train
+    (NVML's max), or the narrower width the platform wires (AWS g4dn: x8, platforms/): a link
+    that stays narrow under load is a seating, riser or lane fault. The idle reading is not
+    judged anywhere: NVIDIA documents it may narrow when the GPU is not in use."""
+    window, problems = load_window(trace), []
+    for d in trace["devices"]:
+        if "pcie_width" not in d["samples"]:
+            raise NotApplicable(f"{label(d)}: the trace has no PCIe width (an older rigcheck)")
+        top = d["limits"].get("pcie_width_max")
+        if not is_number(top):
+            raise CannotJudge(f"{label(d)}: the maximum PCIe width was not read ({top!r})")
+        want = min(top, platform_width) if platform_width else top
+        loaded = _median(series(trace, d, "pcie_width", window))
+        if loaded < want:
+            wired = f", the platform wires x{platform_width}" if platform_width else ""
+            problems.append(
+                f"{label(d)}: x{loaded:.0f} under load (median of the burn-in's readings), "
+                f"max x{top:.0f}{wired}"
+            )
+    return problems
+
+
 def counters(trace: dict[str, Any], limits: Limits, kind: str) -> list[str]:
     """New ECC errors, row remaps or PCIe replays during the load, against the spec's limits."""
     allowed = limits.errors

@@ -82,6 +82,8 @@ def nvml_reader(nvml: Any, handle: Any) -> Callable[[], dict[str, Any]]:
                 lambda: nvml.nvmlDeviceGetTemperature(handle, nvml.NVML_TEMPERATURE_GPU)
             ),
             "reasons": None if mask is None else reason_names(mask),
+            # The width the link trained at while the load runs: idle GPUs may narrow it
+            "pcie_width": _try(lambda: nvml.nvmlDeviceGetCurrPcieLinkWidth(handle)),
         }
 
     return read

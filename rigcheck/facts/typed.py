@@ -76,9 +76,13 @@ TYPES: dict[str, FactType] = {
     "devices.*.throttle_reasons": _t("list", "why clocks are held down", items="text"),
     "devices.*.power": _t("object", "the enforced power limit"),
     "devices.*.power.limit_w": _t("number", "the enforced power limit", unit="W"),
+    "devices.*.power.default_limit_w": _t(
+        "number", "the board's default power limit (null: not read)", unit="W", nullable=True
+    ),
     "devices.*.pcie": _t("object", "the PCIe link to the host"),
     "devices.*.pcie.gen_max": _t("count", "the fastest PCIe generation this slot allows"),
     "devices.*.pcie.width_current": _t("count", "the PCIe lanes the link trained at"),
+    "devices.*.pcie.width_max": _t("count", "the most PCIe lanes this board and slot can train"),
     "devices.*.persistence_mode": _t("bool", "whether the driver stays loaded between runs"),
     "devices.*.mig": _t("object", "MIG mode, now and after the next reboot"),
     "devices.*.mig.current": _t("bool", "whether the GPU is split into MIG slices now"),

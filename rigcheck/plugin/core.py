@@ -15,6 +15,7 @@ from rigcheck.detect import describe_devices, detect_class, expected_gpu_count, 
 from rigcheck.errors import FactsError, SpecError, UnknownClassError
 from rigcheck.facts import Facts, collect_facts, load_facts
 from rigcheck.layout import SUITES_DIR
+from rigcheck.platforms import BARE_METAL, allowed, detect_platform, load_platforms
 from rigcheck.spec import Spec, load_all
 
 SUITE_MARKERS = {
@@ -35,11 +36,13 @@ class Target:
     spec: Spec | None
     how: str
     facts: Facts
+    platform: str = BARE_METAL  # expected/platforms/NAME.json, or bare metal (the spec as written)
 
 
 TARGET_KEY = pytest.StashKey[Target]()
 SPECS_KEY = pytest.StashKey[dict]()
 FACTS_KEY = pytest.StashKey[Facts]()
+PLATFORMS_KEY = pytest.StashKey[dict]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -48,6 +51,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--facts",
         metavar="FILE",
         help="judge a recorded facts snapshot (rigcheck facts -o FILE) instead of this machine",
+    )
+    group.addoption(
+        "--platform",
+        metavar="NAME",
+        help="the platform the node runs on (aws_g4dn, aws_g6, ... from expected/platforms/, or "
+        "bare_metal), instead of the one its firmware names (host.dmi)",
     )
     group.addoption(
         "--gpus",
@@ -82,8 +91,20 @@ def _check_options(config: pytest.Config) -> None:
             f"--gpus {gpus}: the number of accelerators this node must have, 1 to {MAX_GPUS} "
             "(leave it out to use the class's count)"
         )
+    _check_platform(config)
     if config.getoption("--facts"):
         config.stash[FACTS_KEY] = _read_facts_file(config.getoption("--facts"))
+
+
+def _check_platform(config: pytest.Config) -> None:
+    try:
+        config.stash[PLATFORMS_KEY] = load_platforms()
+    except SpecError as exc:
+        raise pytest.UsageError(f"rigcheck cannot read its platform files: {exc}") from None
+    named = config.getoption("--platform")
+    known = [*config.stash[PLATFORMS_KEY], BARE_METAL]
+    if named is not None and named not in known:
+        raise pytest.UsageError(f"--platform {named}: no such platform. Known: {', '.join(known)}")
 
 
 def _check_mark_expression(config: pytest.Config, specs: dict[str, Spec]) -> None:
@@ -152,6 +173,9 @@ def resolve_target(config: pytest.Config) -> Target:
     else:
         name, how = detect_class(facts, specs)
         target = Target(specs[name] if name else None, f"detected: {how}", facts)
+    target.platform = config.getoption("--platform") or detect_platform(
+        facts.data.get("host", {}).get("dmi"), config.stash[PLATFORMS_KEY]
+    )
     config.stash[TARGET_KEY] = target
     return target
 
@@ -221,6 +245,13 @@ def spec(target: Target) -> Spec:
     if target.spec is None:
         pytest.fail(f"no device class for this machine: {target.how}", pytrace=False)
     return target.spec
+
+
+@pytest.fixture(scope="session")
+def platform_width(request: pytest.FixtureRequest, target: Target) -> int | None:
+    """The PCIe width the node's platform wires its GPUs at, where narrower than the board's
+    (expected/platforms/); None on bare metal: the board's own maximum."""
+    return allowed(request.config.stash[PLATFORMS_KEY], target.platform, "pcie_width")
 
 
 @pytest.fixture(scope="session")

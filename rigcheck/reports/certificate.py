@@ -126,6 +126,7 @@ def class_entry(target: Any) -> dict[str, Any]:
         "backend": spec.backend,
         "spec_file": _shown_path(spec.path),
         "spec_version": spec.data["spec_version"],
+        "platform": getattr(target, "platform", None),  # the spec as adjusted for it
     }
 
 

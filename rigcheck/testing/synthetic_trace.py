@@ -75,6 +75,7 @@ def _device(i: int, rng: random.Random, duration: float, interval: float, gemm_e
         "limits": {
             "clock_max_mhz": CLOCK_MAX,
             "power_limit_w": POWER_LIMIT,
+            "pcie_width_max": 16,
             "slowdown_temp_c": SLOWDOWN_C,
             "shutdown_temp_c": SHUTDOWN_C,
         },
@@ -82,6 +83,7 @@ def _device(i: int, rng: random.Random, duration: float, interval: float, gemm_e
             "t_s": times,
             "clock_mhz": [SUSTAINED + rng.randint(-15, 15) if on else 1980 for on in load],
             "mem_clock_mhz": [2619 for _ in times],
+            "pcie_width": [16 if on else 8 for on in load],  # narrow once the load stops
             "power_w": [
                 min(POWER_LIMIT, 120 + t * 200) - rng.random() * 8 if on else 430
                 for t, on in zip(times, load, strict=True)

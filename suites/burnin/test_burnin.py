@@ -50,6 +50,18 @@ def test_clock_close_to_node_median(burn_in_trace, burn_in_limits):
     )
 
 
+def test_pcie_width_under_load(burn_in_trace, platform_width, target):
+    """The width read while the load ran (an idle reading may narrow; this one may not)."""
+    where = f"platform {target.platform}" + (f", wired x{platform_width}" if platform_width else "")
+    report(
+        judged(burn_in_trace, judge.link_width, platform_width),
+        f"the PCIe link stayed narrow under load (judged: the burn-in's readings; {where})",
+        "A link that trains narrow while data flows halves host-device bandwidth: reseat the "
+        "card, check the riser and the BIOS lane settings; on a cloud VM whose platform wires "
+        "fewer lanes, name it with --platform.",
+    )
+
+
 def test_temperature_below_slowdown_threshold(burn_in_trace, burn_in_limits):
     report(
         judged(burn_in_trace, judge.temperature, burn_in_limits),

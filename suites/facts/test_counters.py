@@ -2,9 +2,13 @@
 
 import pytest
 
+from rigcheck.facts.nvidia.features import FEATURES
 from rigcheck.limits import health_limit, nvidia_counters, replay_interval_s
 from rigcheck.replay_rate import too_fast
 from rigcheck.require import device_value, expected, gpu_label
+
+# A driver before the fabric call reads no fabric state (rigcheck/facts/nvidia/features.py)
+BEFORE_FABRIC = "a driver before R{1}, which has no {0}".format(*FEATURES["fabric"])
 
 pytestmark = pytest.mark.facts
 
@@ -125,7 +129,10 @@ def test_nvswitch_fabric_registered(spec, gpus, expected_gpus):
     ]
     judged = [(d, state, status) for d, state, status in judged if state != "not_supported"]
     if not judged:
-        pytest.skip("no GPU reports an NVSwitch fabric state (before Hopper, or no NVSwitch)")
+        pytest.skip(
+            "no GPU reports an NVSwitch fabric state "
+            f"(before Hopper, no NVSwitch, or {BEFORE_FABRIC})"
+        )
     bad = [
         f"{gpu_label(d)}: state {state}, status {status}"
         for d, state, status in judged

@@ -98,14 +98,30 @@ def test_no_pending_memory_repair(spec, nvidia_devices):
 def test_no_throttle_at_idle(spec, nvidia_devices):
     allowed = set(spec.expect("idle_throttle_reasons_allowed"))
     bad = [
-        f"{gpu_label(d)}: {', '.join(sorted(set(reasons) - allowed))}"
+        f"{gpu_label(d)}: {', '.join(sorted(unexplained(d, reasons, allowed)))}"
         for d, reasons in device_fact(nvidia_devices, "throttle_reasons", required=True)
-        if set(reasons) - allowed
+        if unexplained(d, reasons, allowed)
     ]
     seen = sorted({r for d, reasons in device_fact(nvidia_devices, "throttle_reasons")
-                   for r in reasons or [] if r not in allowed})  # fmt: skip
+                   for r in unexplained(d, reasons or [], allowed)})  # fmt: skip
     advice = " ".join(f"{r}: {idle_reason_advice(r)}." for r in seen)
     assert not bad, f"clocks held down at idle: {'; '.join(bad)}. {advice}"
+
+
+def unexplained(device: dict, reasons: list[str], allowed: set[str]) -> set[str]:
+    """The reasons a GPU is held down for that its class does not allow at idle. SW power cap
+    with the enforced limit at the board's default is the board's own budget, not a lowered
+    limit (idle GeForce boards at P8 report it: the RTX 3090 of telegraf's 3090-v13.xml, 35 W
+    of 350 W): the cap a person set is test_power_limit_not_capped's to judge."""
+    extra = set(reasons) - allowed
+    limit = device_value(device, "power.limit_w")
+    if (
+        "sw_power_cap" in extra
+        and limit is not None
+        and limit == device_value(device, "power.default_limit_w")
+    ):
+        extra.discard("sw_power_cap")
+    return extra
 
 
 def test_power_limit_not_capped(spec, nvidia_devices):
@@ -147,15 +163,20 @@ def test_pcie_generation(spec, nvidia_devices):
 
 
 def test_pcie_width(spec, nvidia_devices):
+    """The widest link this board and slot can train (NVML's max link width), not the current
+    width: NVIDIA documents that the current link may narrow while the GPU is not in use
+    (nvmlDeviceGetCurrPcieLinkWidth; an idle L4 reads x8 of x16). A link that stays narrow
+    under load is the burn-in's to judge, where the width is sampled while data flows."""
     want = expected_pcie(spec)["width"]
     narrow = [
-        f"{gpu_label(d)}: x{width} (max x{shown(d, 'pcie.width_max')})"
-        for d, width in device_fact(nvidia_devices, "pcie.width_current", required=True)
+        f"{gpu_label(d)}: max x{width} (now x{shown(d, 'pcie.width_current')})"
+        for d, width in device_fact(nvidia_devices, "pcie.width_max", required=True)
         if width < want
     ]
     assert not narrow, (
-        f"PCIe link narrower than x{want}: {'; '.join(narrow)}. A half-width link halves "
-        "host-device bandwidth: reseat the card or check the slot and riser."
+        f"PCIe link narrower than x{want} at its maximum (the widest this board and slot can "
+        f"train, not the idle reading): {'; '.join(narrow)}. A half-width slot or riser halves "
+        "host-device bandwidth: check the slot, riser and BIOS lane settings."
     )
 
 

@@ -15,6 +15,18 @@ pytestmark = pytest.mark.facts
 # exact builds are the CUDA Toolkit release notes' minimum drivers for minor version
 # compatibility (docs.nvidia.com/cuda/cuda-toolkit-release-notes, "CUDA Driver" table).
 MIN_DRIVER_FOR_CUDA_MAJOR = {11: "450.80.02", 12: "525.60.13", 13: "580.65.06"}
+# Before CUDA 11 there was no minor-version compatibility: each minor release needs its own
+# driver. The same release notes' table, "CUDA Toolkit and Corresponding Driver Versions"
+# (Linux x86_64): 10.2.89 >= 440.33, 10.1.105 >= 418.39, 10.0.130 >= 410.48, 9.2.88 >= 396.26,
+# 9.1.85 >= 390.46, 9.0.76 >= 384.81: back to the oldest driver a class allows (v100: 384.81).
+MIN_DRIVER_FOR_CUDA_MINOR = {(10, 2): "440.33", (10, 1): "418.39", (10, 0): "410.48",
+                             (9, 2): "396.26", (9, 1): "390.46", (9, 0): "384.81"}  # fmt: skip
+
+
+def min_driver_for_cuda(version: str) -> str | None:
+    """The oldest driver that runs code built with this CUDA; None where rigcheck has no row."""
+    major, minor = ((*version_tuple(version), 0))[:2]
+    return MIN_DRIVER_FOR_CUDA_MAJOR.get(major) or MIN_DRIVER_FOR_CUDA_MINOR.get((major, minor))
 
 
 class DriverOlderThanTorchCuda(UserWarning):
@@ -59,15 +71,16 @@ def test_driver_supports_torch_cuda(facts, spec):
         pytest.fail("torch has no CUDA version: it is not a CUDA build", pytrace=False)
     driver = fact(facts, "software.nvidia_driver.version")
     major = version_tuple(torch_cuda)[0]
-    minimum = MIN_DRIVER_FOR_CUDA_MAJOR.get(major)
+    minimum = min_driver_for_cuda(torch_cuda)
     if minimum is None:
         pytest.fail(
             f"rigcheck does not know the oldest driver for CUDA {major}.x (torch's CUDA "
             f"{torch_cuda}): add it to MIN_DRIVER_FOR_CUDA_MAJOR from the CUDA release notes",
             pytrace=False,
         )
+    needs = f"CUDA {major}.x" if major >= 11 else f"CUDA {torch_cuda}"
     assert version_tuple(driver) >= version_tuple(minimum), (
-        f"driver {driver} is too old for torch's CUDA {torch_cuda}: CUDA {major}.x needs "
+        f"driver {driver} is too old for torch's CUDA {torch_cuda}: {needs} needs "
         f"driver >= {minimum}. Upgrade the driver, or install a torch built for an older CUDA."
     )
 

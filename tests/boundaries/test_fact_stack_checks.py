@@ -103,6 +103,25 @@ def with_versions(torch_cuda, driver="570.133.20", driver_cuda="12.8", nvcc="12.
 
 
 @pytest.mark.parametrize(
+    ("minimum", "torch_cuda"),
+    [("384.81", "9.0"), ("390.46", "9.1"), ("396.26", "9.2"), ("410.48", "10.0"),
+     ("418.39", "10.1"), ("440.33", "10.2")],
+)  # fmt: skip
+def test_each_pre_11_cuda_minors_own_driver_minimum(minimum, torch_cuda):
+    """No minor-version compatibility before CUDA 11: a V100 on a CUDA 10.1 stack is judged
+    against 418.39 (it failed 'does not know the oldest driver for CUDA 10.x')."""
+    check = stack.test_driver_supports_torch_cuda
+    assert decide(check, *reversed(with_versions(torch_cuda, driver=minimum)))[0] == "passed"
+    major, minor, *_ = (int(p) for p in [*minimum.split("."), "0"])
+    below = f"{major}.{minor - 1:02d}"
+    assert decide(check, *reversed(with_versions(torch_cuda, driver=below)))[:2] == (
+        "failed",
+        f"driver {below} is too old for torch's CUDA {torch_cuda}: CUDA {torch_cuda} needs driver "
+        f">= {minimum}. Upgrade the driver, or install a torch built for an older CUDA.",
+    )
+
+
+@pytest.mark.parametrize(
     ("minimum", "torch_cuda"), [("450.80.02", "11.8"), ("525.60.13", "12.4"), ("580.65.06", "13.0")]
 )
 def test_each_cuda_majors_driver_minimum_at_and_below(minimum, torch_cuda):

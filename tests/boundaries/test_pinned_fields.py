@@ -57,7 +57,7 @@ FIELDS = [
     Field(health.test_ecc_enabled, "ecc.current", _const(False), "ecc.pending", _const(False)),
     Field(health.test_no_uncorrected_ecc_errors, "ecc_errors.volatile_uncorrected", _const(1),
           "ecc_errors.volatile_corrected", _const(10**6)),
-    Field(health.test_pcie_width, "pcie.width_current", _const(8), "pcie.width_max", _const(8)),
+    Field(health.test_pcie_width, "pcie.width_max", _const(8), "pcie.width_current", _const(8)),
     Field(health.test_pcie_generation, "pcie.gen_max",
           lambda s: s.expect("pcie")["generation"] - 1, "pcie.gen_current", _const(1)),
     Field(health.test_power_limit_not_capped, "power.limit_w",

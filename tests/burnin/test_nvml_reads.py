@@ -38,6 +38,7 @@ def test_one_sample():
         "power_w": 690.0,
         "temperature_c": 71,
         "reasons": ["sw_power_cap"],
+        "pcie_width": 16,  # the width under load, judged against the max (judge.link_width)
     }
 
 
@@ -51,6 +52,7 @@ def test_limits_and_identity():
     assert on_gpu(under_load(), lambda h: nv.limits(pynvml, h)) == {
         "clock_max_mhz": 1980,
         "power_limit_w": 700.0,
+        "pcie_width_max": 16,
         "slowdown_temp_c": 87,
         "shutdown_temp_c": 92,
     }

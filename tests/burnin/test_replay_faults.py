@@ -12,7 +12,7 @@ from rigcheck.testing.synthetic_trace import FAULTS, faulty_trace, good_trace
 def test_good_trace_passes_every_check(judge_trace):
     result, cases = judge_trace(good_trace())
     assert result.ret == 0, result.stdout.str()[-3000:]
-    assert len(cases) == 16 and {c.outcome for c in cases.values()} == {"passed"}
+    assert len(cases) == 17 and {c.outcome for c in cases.values()} == {"passed"}
 
 
 @pytest.mark.parametrize("fault", sorted(FAULTS))
@@ -54,7 +54,7 @@ def test_burn_in_checks_are_off_by_default(pytester):
         "-m", "h100", f"--facts={SNAPSHOT}", "--collect-only", "-q", *common, str(REPO / "suites")
     )
     assert "test_burnin.py" not in result.stdout.str()
-    assert "(16 deselected)" in result.stdout.str()
+    assert "(17 deselected)" in result.stdout.str()
     only = pytester.runpytest_inprocess(
         "-m", "h100 and burn_in", f"--facts={SNAPSHOT}", *common, str(REPO / "suites")
     )
@@ -85,5 +85,5 @@ def test_a_recorded_cpu_trace_is_judged_again(judge_trace):
     result, cases = judge_trace(recorded, f"--facts={snapshot}", klass="cpu")
     assert result.ret == 0, result.stdout.str()[-2000:]
     outcomes = {c.outcome for c in cases.values()}
-    assert outcomes == {"passed", "skipped"} and len(cases) == 16
+    assert outcomes == {"passed", "skipped"} and len(cases) == 17
     assert cases["test_memory_pattern_test_clean"].outcome == "passed"

@@ -38,6 +38,7 @@ LAYERS: list[tuple[str, set[str]]] = [
             "limits",
             "verdict",
             "replay_rate",
+            "platforms",
         },
     ),
     ("judging", {"measure", "burnin", "distributed", "rdma", "memory"}),

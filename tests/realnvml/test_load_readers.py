@@ -29,6 +29,7 @@ def test_burn_in_sampler_reads_clock_event_reasons_on_every_driver(driver):
         "power_w": 68.92,
         "temperature_c": 29,
         "reasons": ["gpu_idle"],
+        "pcie_width": 16,
     }
 
 
@@ -52,6 +53,7 @@ def test_burn_in_limits_and_counters_before_the_load():
     assert limits == {
         "clock_max_mhz": 1980,
         "power_limit_w": 700.0,
+        "pcie_width_max": 16,
         "slowdown_temp_c": 87,
         "shutdown_temp_c": 92,
     }

@@ -32,8 +32,20 @@ def test_idle_reasons_say_how_to_undo_them(replay):
     snapshot = copy.deepcopy(H100)
     snapshot["devices"][0]["throttle_reasons"] = ["gpu_idle", "hw_slowdown"]
     snapshot["devices"][1]["throttle_reasons"] = ["sw_power_cap"]
+    snapshot["devices"][1]["power"]["limit_w"] = 500.0  # lowered from the default 700 W
     message = replay(snapshot, "-m", "h100", "--gpus", "8", "-k", "throttle_at_idle").failed[
         "test_no_throttle_at_idle"
     ]
     assert "GPU 0" in message and "GPU 1" in message
     assert "reset the GPU (`nvidia-smi -r`)" in message and "nvidia-smi -pl" in message
+
+
+def test_sw_power_cap_at_the_default_limit_is_the_boards_budget_not_a_fault(replay):
+    """An idle GPU reporting SW power cap with its enforced limit at the default (telegraf's
+    RTX 3090 capture, 35 W of 350 W at P8): nobody lowered a limit, nothing to undo."""
+    snapshot = copy.deepcopy(H100)
+    snapshot["devices"][1]["throttle_reasons"] = ["gpu_idle", "sw_power_cap"]
+    assert replay(snapshot, "-m", "h100", "--gpus", "8", "-k", "throttle_at_idle").ret == 0
+    snapshot["devices"][1]["power"]["limit_w"] = 500.0
+    failed = replay(snapshot, "-m", "h100", "--gpus", "8", "-k", "throttle_at_idle").failed
+    assert "GPU 1" in failed["test_no_throttle_at_idle"]

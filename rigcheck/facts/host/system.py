@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from rigcheck.facts.host.dmi import probe_dmi
 from rigcheck.facts.probe import CommandRunner, guarded
 
 # The SIMD features that decide CPU matmul peak and bf16 support; py-cpuinfo spells them so.
@@ -35,6 +36,7 @@ def probe_host(run: CommandRunner) -> dict[str, Any]:
         "memory_total_bytes": guarded(lambda: _psutil().virtual_memory().total),
         "memory_available_bytes": guarded(lambda: _psutil().virtual_memory().available),
         "virtualization": guarded(lambda: _virtualization(run, cpu)),
+        "dmi": guarded(probe_dmi),  # the platform (cloud instance type or board maker)
     }
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from rigcheck.facts.nvidia.clock_limits import clock_limits
+from rigcheck.facts.nvidia.features import read_feature
 from rigcheck.facts.probe import error_record, guarded
 
 SYSFS_PCI = Path("/sys/bus/pci/devices")
@@ -37,7 +38,7 @@ def probe_counters(nvml, h, pci: Any, read, sysfs: Path | None = None) -> dict[s
         "pcie_replays": read(lambda: nvml.nvmlDeviceGetPcieReplayCounter(h)),
         "pcie_aer": guarded(lambda: _aer(sysfs, bus_id)),
         "nvlink_errors": read(lambda: _nvlink_errors(nvml, h)),
-        "fabric": read(lambda: _fabric(nvml, h)),
+        "fabric": read_feature(nvml, read, "fabric", lambda: _fabric(nvml, h)),
         "ecc_by_location": read(lambda: _ecc_by_location(nvml, h)),
         "firmware": read(lambda: _firmware(nvml, h)),
         "applications_clocks": read(lambda: _applications_clocks(nvml, h)),

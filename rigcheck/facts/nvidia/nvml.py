@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from rigcheck.facts.nvidia.counters import probe_counters
+from rigcheck.facts.nvidia.features import read_feature
 from rigcheck.facts.probe import error_record, guarded
 
 # NVML's clock event (throttle) reason bits, named as nvidia-smi names them. 0x200 and 0x400,
@@ -113,14 +114,14 @@ def probe_device(index: int) -> dict[str, Any]:
         "ecc": read(lambda: _pair(nvml.nvmlDeviceGetEccMode(h))),
         "ecc_errors": read(lambda: _ecc_errors(nvml, h)),
         "retired_pages": read(lambda: _retired_pages(nvml, h)),
-        "remapped_rows": read(lambda: _remapped_rows(nvml, h)),
+        "remapped_rows": read_feature(nvml, read, "remapped_rows", lambda: _remapped_rows(nvml, h)),
         "clocks": read(lambda: _clocks(nvml, h)),
         "throttle_reasons": read(lambda: _throttle_reasons(nvml, h)),
         "temperature_c": read(lambda: nvml.nvmlDeviceGetTemperature(h, nvml.NVML_TEMPERATURE_GPU)),
         "power": read(lambda: _power(nvml, h)),
         "pcie": read(lambda: _pcie(nvml, h)),
         "persistence_mode": read(lambda: nvml.nvmlDeviceGetPersistenceMode(h) == 1),
-        "mig": read(lambda: _pair(nvml.nvmlDeviceGetMigMode(h))),
+        "mig": read_feature(nvml, read, "mig", lambda: _pair(nvml.nvmlDeviceGetMigMode(h))),
         "processes": read(lambda: _processes(nvml, h)),
         "nvlink": read(lambda: _nvlink(nvml, h)),
         "numa_node": read(lambda: _numa_node(nvml, h, pci)),

@@ -24,7 +24,8 @@ SOURCE = "NVIDIA/k8s-test-infra@3b2b865d tests/e2e/go/assertions/nvidiasmi/testd
 # What `nvidia-smi -q` does not print, by hand. NVLink counts and versions: NVIDIA's H100, A100
 # and B200 datasheets (18 NVLink4, 12 NVLink3, 18 NVLink5); the nvml code is
 # nvmlNvlinkVersion_t (6 = 4.0, 4 = 3.0, 7 = 5.0). Thresholds where the capture prints only
-# T.Limit-relative values: NVIDIA's mock-nvml-config-*.yaml in the same repository.
+# T.Limit-relative values: NVIDIA's mock-nvml-config-*.yaml in the same repository
+# (pkg/gpu/mocknvml/configs: slowdown_threshold_c, shutdown_threshold_c).
 BOARD = {
     "h100_hgx": {
         "capture": "qx-h100.xml",
@@ -44,14 +45,14 @@ BOARD = {
         "capture": "qx-b200.xml",
         "cc": [10, 0],
         "nvlink": (18, 7),
-        "thresholds": {"slowdown_c": 87, "shutdown_c": 92},
+        "thresholds": {"slowdown_c": 90, "shutdown_c": 95},  # mock-nvml-config-b200.yaml
         "numa_split": True,
     },
     "l40s": {
         "capture": "qx-l40s.xml",
         "cc": [8, 9],
         "nvlink": None,
-        "thresholds": {"slowdown_c": 88, "shutdown_c": 93},
+        "thresholds": {"slowdown_c": 93, "shutdown_c": 96},  # mock-nvml-config-l40s.yaml
         "numa_split": False,
     },
 }
@@ -66,18 +67,33 @@ def number(text: str | None) -> int | None:
         return None
 
 
+def known(value: str | None) -> str | None:
+    """A printed value, None for what nvidia-smi prints where NVML answered Not Supported."""
+    return None if value in (None, "N/A", "[N/A]", "Not Supported") else value
+
+
 def mib(text: str | None) -> int:
     return (number(text) or 0) * 1024 * 1024
 
 
+def text(g: ET.Element, *paths: str) -> str | None:
+    """The first of these elements a capture has: the DTDs renamed some (power_readings ->
+    gpu_power_readings at R530, clocks_throttle_reasons -> clocks_event_reasons at R535)."""
+    for path in paths:
+        found = g.findtext(path)
+        if found is not None:
+            return found
+    return None
+
+
 def gpu_profile(g: ET.Element, board: dict[str, Any], index: int, count: int) -> dict[str, Any]:
     t = g.findtext
-    ecc_on = t("ecc_mode/current_ecc") == "Enabled"
+    ecc_mode = _ecc_mode(g)
     fabric_state = {"Completed": 3, "In Progress": 2, "Not Started": 1}.get(t("fabric/state"))
     return {
         "name": t("product_name"),
         "uuid": t("uuid"),
-        "serial": t("serial"),
+        "serial": known(t("serial")),  # N/A on GeForce: NVML answers Not Supported
         "vbios": t("vbios_version"),
         "inforom_image": t("inforom_version/img_version"),
         "inforom_objects": {
@@ -86,8 +102,8 @@ def gpu_profile(g: ET.Element, board: dict[str, Any], index: int, count: int) ->
         },
         "pci": {
             "bus_id": t("pci/pci_bus_id"),
-            "device_id": "0x" + t("pci/pci_device_id"),
-            "subsystem_id": "0x" + t("pci/pci_sub_system_id"),
+            "device_id": "0x" + t("pci/pci_device_id").lower().removeprefix("0x"),
+            "subsystem_id": "0x" + t("pci/pci_sub_system_id").lower().removeprefix("0x"),
         },
         "compute_capability": board["cc"],
         "memory": {
@@ -95,9 +111,9 @@ def gpu_profile(g: ET.Element, board: dict[str, Any], index: int, count: int) ->
             "free": mib(t("fb_memory_usage/free")),
             "used": mib(t("fb_memory_usage/used")),
         },
-        "ecc_mode": [int(ecc_on), int(t("ecc_mode/pending_ecc") == "Enabled")],
-        "ecc_errors": _ecc(g) if ecc_on else None,
-        "retired_pages": None,  # "N/A" on Ampere and later: rows are remapped instead
+        "ecc_mode": ecc_mode,
+        "ecc_errors": _ecc(g) if ecc_mode and ecc_mode[0] else None,
+        "retired_pages": _retired(g),  # "N/A" on Ampere and later: rows are remapped instead
         "remapped_rows": _remapped(g),
         "clocks": {
             "sm": number(t("clocks/sm_clock")),
@@ -117,18 +133,8 @@ def gpu_profile(g: ET.Element, board: dict[str, Any], index: int, count: int) ->
         },
         "clock_event_reasons": _reasons(g),
         "temperature_c": number(t("temperature/gpu_temp")),
-        "temperature_thresholds": board["thresholds"]
-        or {
-            "slowdown_c": number(t("temperature/gpu_temp_slow_threshold")),
-            "shutdown_c": number(t("temperature/gpu_temp_max_threshold")),
-        },
-        "power": {
-            "enforced_limit_mw": _mw(t("gpu_power_readings/current_power_limit")),
-            "default_limit_mw": _mw(t("gpu_power_readings/default_power_limit")),
-            "min_limit_mw": _mw(t("gpu_power_readings/min_power_limit")),
-            "max_limit_mw": _mw(t("gpu_power_readings/max_power_limit")),
-            "draw_mw": _mw(t("gpu_power_readings/instant_power_draw")),
-        },
+        "temperature_thresholds": board["thresholds"] or _thresholds(g),
+        "power": _power(g),
         "pcie": {
             "gen_current": number(t("pci/pci_gpu_link_info/pcie_gen/current_link_gen")),
             "gen_max": number(t("pci/pci_gpu_link_info/pcie_gen/max_link_gen")),
@@ -137,14 +143,14 @@ def gpu_profile(g: ET.Element, board: dict[str, Any], index: int, count: int) ->
             "width_max": number(t("pci/pci_gpu_link_info/link_widths/max_link_width")),
             "replays": number(t("pci/replay_counter")),
         },
-        "persistence_mode": int(t("persistence_mode") == "Enabled"),
+        "persistence_mode": {"Enabled": 1, "Disabled": 0}.get(t("persistence_mode") or ""),
         "mig_mode": None
-        if t("mig_mode/current_mig") == "N/A"
+        if t("mig_mode/current_mig") in (None, "N/A")
         else [
             int(t("mig_mode/current_mig") == "Enabled"),
             int(t("mig_mode/pending_mig") == "Enabled"),
         ],
-        "processes": {"compute": [], "graphics": []},  # idle captures: "None"
+        "processes": _processes(g),
         "fabric": None
         if fabric_state is None
         else {
@@ -153,9 +159,85 @@ def gpu_profile(g: ET.Element, board: dict[str, Any], index: int, count: int) ->
             "clique_id": number(t("fabric/cliqueId")) or 0,
             "cluster_uuid": "00" * 16,
         },
-        "nvlink": _nvlink(board),
+        "nvlink": _nvlink(board) if count > 1 else None,
         "nvml_numa_node": None,  # x86: NVML answers Not Supported; sysfs has the node
         "cpu_affinity": _affinity(board, index, count),
+    }
+
+
+def _ecc_mode(g: ET.Element) -> list[int] | None:
+    """[current, pending]; None (NVML: Not Supported) where nvidia-smi prints N/A: a board
+    without ECC (GeForce) is not a board with ECC turned off."""
+    states = {"Enabled": 1, "Disabled": 0}
+    current = states.get(g.findtext("ecc_mode/current_ecc") or "")
+    pending = states.get(g.findtext("ecc_mode/pending_ecc") or "")
+    return None if current is None else [current, current if pending is None else pending]
+
+
+def _thresholds(g: ET.Element) -> dict[str, int | None]:
+    """Absolute thresholds where the capture prints them; else from the T.Limit figures
+    (Ada, Hopper and later print only those): nvidia-smi's T.Limit Temp is the margin below
+    T.Limit now, the Slowdown/Shutdown T.Limit Temps are where those happen relative to
+    T.Limit (-2 C: 2 C past it), so slowdown = current + margin - slowdown's figure."""
+    t = g.findtext
+    slowdown = number(t("temperature/gpu_temp_slow_threshold"))
+    shutdown = number(t("temperature/gpu_temp_max_threshold"))
+    margin, now = number(t("temperature/gpu_temp_tlimit")), number(t("temperature/gpu_temp"))
+    if slowdown is None and margin is not None and now is not None:
+        limit = now + margin
+        slow = number(t("temperature/gpu_temp_slow_tlimit_threshold"))
+        stop = number(t("temperature/gpu_temp_max_tlimit_threshold"))
+        slowdown = None if slow is None else limit - slow
+        shutdown = None if stop is None else limit - stop
+    return {"slowdown_c": slowdown, "shutdown_c": shutdown}
+
+
+def _power(g: ET.Element) -> dict[str, int | None]:
+    """gpu_power_readings from R530's DTD, power_readings before it (with power_limit and
+    enforced_power_limit beside each other)."""
+    sections = ("gpu_power_readings", "power_readings")
+
+    def mw(*names: str) -> int | None:
+        return _mw(text(g, *(f"{s}/{n}" for s in sections for n in names)))
+
+    return {
+        "enforced_limit_mw": mw("current_power_limit", "enforced_power_limit"),
+        "default_limit_mw": mw("default_power_limit"),
+        "min_limit_mw": mw("min_power_limit"),
+        "max_limit_mw": mw("max_power_limit"),
+        "draw_mw": mw("instant_power_draw", "power_draw", "average_power_draw"),
+    }
+
+
+def _processes(g: ET.Element) -> dict[str, list[dict[str, int]]]:
+    """process_info entries by type (C compute, G graphics, C+G both), with their memory."""
+    out: dict[str, list[dict[str, int]]] = {"compute": [], "graphics": []}
+    for proc in g.findall("processes/process_info"):
+        entry = {"pid": number(proc.findtext("pid")) or 0,
+                 "used_bytes": mib(proc.findtext("used_memory"))}  # fmt: skip
+        kind = proc.findtext("type") or "C"
+        for key, letter in (("compute", "C"), ("graphics", "G")):
+            if letter in kind:
+                out[key].append(entry)
+    return out
+
+
+def _retired(g: ET.Element) -> dict[str, Any] | None:
+    """Pre-Ampere page retirement: the counts (the text form prints no addresses, so the
+    simulator lists that many page numbers), and the pending flag; None where N/A."""
+    single = number(text(g, "retired_pages/multiple_single_bit_retirement/retired_count",
+                         "retired_pages/single_bit_ecc"))  # fmt: skip
+    double = number(text(g, "retired_pages/double_bit_retirement/retired_count",
+                         "retired_pages/double_bit_ecc"))  # fmt: skip
+    pending = text(g, "retired_pages/pending_retirement", "retired_pages/pending_blacklist",
+                   "retired_pages/pending_page_retirement",
+                   "retired_pages/pending_page_blacklist", "retired_pages/pending")  # fmt: skip
+    if single is None or double is None or pending not in ("Yes", "No"):
+        return None
+    return {
+        "single_bit": list(range(single)),
+        "double_bit": list(range(double)),
+        "pending": int(pending == "Yes"),
     }
 
 
@@ -166,11 +248,13 @@ def _ecc(g: ET.Element) -> dict[str, int]:
         def n(name: str, span: str = span) -> int:
             return number(g.findtext(f"ecc_errors/{span}/{name}")) or 0
 
-        out[f"dram_corrected_{span}"] = n("dram_correctable")
-        out[f"dram_uncorrected_{span}"] = n("dram_uncorrectable")
+        out[f"dram_corrected_{span}"] = n("dram_correctable") + n("single_bit/total")
+        out[f"dram_uncorrected_{span}"] = n("dram_uncorrectable") + n("double_bit/total")
         out[f"sram_corrected_{span}"] = n("sram_correctable")
-        out[f"sram_uncorrected_{span}"] = n("sram_uncorrectable_parity") + n(
-            "sram_uncorrectable_secded"
+        out[f"sram_uncorrected_{span}"] = (
+            n("sram_uncorrectable_parity")
+            + n("sram_uncorrectable_secded")
+            + n("sram_uncorrectable")
         )
     return out
 
@@ -212,7 +296,9 @@ REASON_BITS = {
 def _reasons(g: ET.Element) -> int:
     mask = 0
     for name, bit in REASON_BITS.items():
-        if g.findtext(f"clocks_event_reasons/clocks_event_reason_{name}") == "Active":
+        state = text(g, f"clocks_event_reasons/clocks_event_reason_{name}",
+                     f"clocks_throttle_reasons/clocks_throttle_reason_{name}")  # fmt: skip
+        if state == "Active":
             mask |= bit
     return mask
 
@@ -324,6 +410,53 @@ def derived() -> None:
 
 
 P2P = ("read", "write", "nvlink", "atomics", "prop")
+
+# What a capture of a board does not print, by product name, for captures from anyone
+# (fixtures/nvidia_smi): compute capability (NVIDIA's CUDA GPUs table,
+# developer.nvidia.com/cuda-gpus) and NVLink (count, nvmlNvlinkVersion_t code) for boards
+# built with it (the datasheets, as in BOARD above), assumed all up on a healthy node.
+PRODUCTS = {
+    "Tesla T4": ([7, 5], None),
+    "NVIDIA A10G": ([8, 6], None),
+    "NVIDIA A10": ([8, 6], None),
+    "NVIDIA A100-SXM4-40GB": ([8, 0], (12, 4)),
+    "NVIDIA A100-SXM4-80GB": ([8, 0], (12, 4)),
+    "NVIDIA H100 80GB HBM3": ([9, 0], (18, 6)),
+    "NVIDIA H100 NVL": ([9, 0], None),
+    "NVIDIA B200": ([10, 0], (18, 7)),
+    "NVIDIA GB200": ([10, 0], (18, 7)),
+    "NVIDIA GB300": ([10, 3], (18, 7)),
+    "NVIDIA L4": ([8, 9], None),
+    "NVIDIA L40S": ([8, 9], None),
+    "NVIDIA GeForce RTX 3090": ([8, 6], None),
+    "NVIDIA GeForce RTX 4090": ([8, 9], None),
+    "NVIDIA RTX 6000 Ada Generation": ([8, 9], None),
+    "NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition": ([12, 0], None),
+    "NVIDIA H200": ([9, 0], (18, 6)),
+    "NVIDIA GH200 480GB": ([9, 0], None),
+    "NVIDIA GeForce RTX 5090": ([12, 0], None),
+    "Tesla V100-SXM2-16GB": ([7, 0], (6, 2)),
+    "Tesla V100-SXM2-32GB": ([7, 0], (6, 2)),
+}
+
+
+def capture_profile(root: ET.Element, name: str, source: str) -> dict[str, Any]:
+    """A machine profile from any capture (`-q -x` of any DTD, or `-q` text read by
+    capture_text.read_capture): what the capture prints, PRODUCTS for what it does not."""
+    gpus = root.findall("gpu")
+    cc, nvlink = PRODUCTS[gpus[0].findtext("product_name")]
+    board = {"cc": cc, "nvlink": nvlink, "thresholds": None, "numa_split": len(gpus) >= 8}
+    cuda = root.findtext("cuda_version") or "0.0"
+    major, minor = (int(x) for x in cuda.split(".")[:2])
+    return {
+        "name": name,
+        "source": f"{source}; by hand: make_profiles.py PRODUCTS (compute capability, NVLink), "
+        "the CPU affinity and topology (_affinity, _topology)",
+        "driver_version": root.findtext("driver_version"),
+        "cuda_driver_version": major * 1000 + minor * 10,
+        "gpus": [gpu_profile(g, board, i, len(gpus)) for i, g in enumerate(gpus)],
+        "topology": _topology(board, len(gpus)),
+    }
 
 
 if __name__ == "__main__":
