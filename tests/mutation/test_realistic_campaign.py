@@ -18,7 +18,8 @@ import realistic_mutants as campaign  # noqa: E402
 
 MUTANTS = campaign.campaign()
 AREAS = {"facts", "counters", "logs", "amd", "fabric_host", "burnin", "pairs", "fleet", "memory",
-         "reports", "kernel_log"}  # fmt: skip
+         "reports", "kernel_log", "nvml_fields", "amdsmi_fields", "branches",
+         "gate_outcomes"}  # fmt: skip
 
 
 def test_every_mutant_can_be_applied_and_names_tests_that_exist():
