@@ -130,7 +130,7 @@ def _table(
     return table
 
 
-MIN_ROOM = 30  # under this, an 80-column table cut every message to a stub ("what it sa")
+MIN_ROOM = 12  # under this a message says nothing: at 80 columns it read "what it sa"
 
 
 def _message_room(checks: list[dict], width: int, figures: bool) -> int:
