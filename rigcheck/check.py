@@ -100,8 +100,10 @@ def run(argv: Sequence[str]) -> int:
     if FULL_HELP in argv:
         print(f"usage: {USAGE}\n\n{__doc__.strip()}\n\npytest's and rigcheck's options:")
         argv = ["--help" if a == FULL_HELP else a for a in argv]
-    # Reports land where the user is, not inside the installed package.
-    os.environ.setdefault(ROOT_ENV, str(Path.cwd() / "reports"))
+    # Reports land where the user is, not inside the installed package (an empty or blank
+    # RIGCHECK_REPORT_DIR is unset, not the package's folder).
+    if not os.environ.get(ROOT_ENV, "").strip():
+        os.environ[ROOT_ENV] = str(Path.cwd() / "reports")
     os.environ[COMMAND_ENV] = shlex.join(["rigcheck", "check", *argv])
     sys.stdout.flush()
     os.execv(sys.executable, [sys.executable, "-c", LAUNCHER, *pytest_args(argv)])

@@ -20,8 +20,11 @@ from typing import Any, TextIO
 class Phase:
     """One long step on screen; `advance(note)` updates it, leaving it ends it."""
 
-    def __init__(self, title: str, total_s: float | None, stream: TextIO, live: bool):
+    def __init__(
+        self, title: str, total_s: float | None, stream: TextIO, live: bool, cap: bool = False
+    ):
         self.title, self.total_s, self.stream, self.live = title, total_s, stream, live
+        self.cap = cap  # total_s is a cap (a measurement's), not a known length (a burn-in's)
         self.started = time.monotonic()
         self._progress: Any = None
         self._task: Any = None
@@ -38,10 +41,10 @@ class Phase:
         columns: list[Any] = [TextColumn("rigcheck: {task.description}"), TimeElapsedColumn()]
         if self.total_s:
             columns[1:1] = [BarColumn(bar_width=24)]
-            columns.append(TextColumn("{task.fields[remaining]}"))
+            columns.append(_time_left_column(self.cap))
         console = Console(file=self.stream, force_terminal=True)
         self._progress = Progress(*columns, console=console, transient=False)
-        self._task = self._progress.add_task(self.title, total=self.total_s, remaining="")
+        self._task = self._progress.add_task(self.title, total=self.total_s)
         self._progress.start()
         return self
 
@@ -52,13 +55,9 @@ class Phase:
         self._note = note
         elapsed = time.monotonic() - self.started
         description = f"{self.title} {note}".rstrip()
-        remaining = ""
-        if self.total_s:
-            remaining = f"{max(self.total_s - elapsed, 0):.0f} s left"
         self._progress.update(
-            self._task, completed=min(elapsed, self.total_s or elapsed), remaining=remaining,
-            description=description,
-        )  # fmt: skip
+            self._task, completed=min(elapsed, self.total_s or elapsed), description=description
+        )
 
     def __exit__(self, *exc: object) -> None:
         if self._progress is not None:
@@ -66,11 +65,29 @@ class Phase:
             self._progress.stop()
 
     def _length(self) -> str:
-        return f" ({self.total_s:.0f} s)" if self.total_s else ""
+        if not self.total_s:
+            return ""
+        return f" (at most {self.total_s:.0f} s)" if self.cap else f" ({self.total_s:.0f} s)"
+
+
+def _time_left_column(cap: bool) -> Any:
+    """A column that counts the time left down on every redraw (rich redraws 10 times a
+    second), so a step that never calls advance() still shows it moving."""
+    from rich.progress import ProgressColumn
+    from rich.text import Text
+
+    class TimeLeft(ProgressColumn):
+        def render(self, task: Any) -> Text:
+            left = max((task.total or 0) - (task.elapsed or 0), 0)
+            return Text(f"{'at most ' if cap else ''}{left:.0f} s left")
+
+    return TimeLeft()
 
 
 @contextlib.contextmanager
-def phase(config: Any, title: str, total_s: float | None = None) -> Iterator[Phase]:
+def phase(
+    config: Any, title: str, total_s: float | None = None, cap: bool = False
+) -> Iterator[Phase]:
     """A Phase on the real terminal, outside pytest's capture; live only on a terminal."""
     plugins = config.pluginmanager if config else None
     capture = plugins.getplugin("capturemanager") if plugins else None
@@ -80,5 +97,5 @@ def phase(config: Any, title: str, total_s: float | None = None) -> Iterator[Pha
         if reporter is not None:
             reporter.ensure_newline()  # not after pytest's progress dots
         stream = sys.stdout
-        with Phase(title, total_s, stream, live=stream.isatty()) as shown:
+        with Phase(title, total_s, stream, live=stream.isatty(), cap=cap) as shown:
             yield shown

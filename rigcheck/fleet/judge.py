@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rigcheck.fleet.nodes import Node
+from rigcheck.reports.root_cause import headline
 
 OUTLIER_BAND = 0.10  # a node more than 10% below the fleet median (SuperBench-style, above)
 DRAIN_VERDICTS = {"fail": "its run failed", "incomplete": "its run did not finish"}
@@ -86,7 +87,7 @@ def _own_failure(node: Node) -> str:
     why = DRAIN_VERDICTS[node.verdict]
     failed = [c for c in node.certificate["checks"] if c["outcome"] == "fail"]
     if failed:
-        first = (failed[0]["message"] or failed[0]["name"]).splitlines()[0]
+        first = headline(failed[0]["message"] or failed[0]["name"])
         more = f" (+{len(failed) - 1} more)" if len(failed) > 1 else ""
         return f"{why}: {failed[0]['name']}: {first}{more}"
     return f"{why}: {node.certificate.get('partial_reason') or 'no reason recorded'}"

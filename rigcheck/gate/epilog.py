@@ -87,6 +87,30 @@ def process_scope(gpus: frozenset[str] | None, others: list[str] | None) -> Proc
     )
 
 
+def unknown_gpus(
+    gpus: frozenset[str] | None, after: dict[str, Any], env: Mapping[str, str]
+) -> str | None:
+    """What is wrong when the GPUs slurmd named are not all on this node (a garbage or stale
+    SLURM_JOB_GPUS / CUDA_VISIBLE_DEVICES, a gres.conf out of step with NVML); None when every
+    one names a GPU here. Matching none must not make an empty set that judges no process."""
+    if gpus is None:
+        return None
+    here = {
+        str(d.get(k)) for d in _devices(after) for k in ("index", "uuid") if d.get(k) is not None
+    }
+    missing = sorted(gpus - here)
+    if not missing:
+        return None
+    given = ", ".join(
+        f"{k}={env[k]!r}" for k in ("SLURM_JOB_GPUS", "CUDA_VISIBLE_DEVICES") if k in env
+    )
+    indices = sorted(str(d.get("index")) for d in _devices(after))
+    return (
+        f"{given} names GPU(s) {', '.join(missing)}, not on this node (GPUs "
+        f"{', '.join(indices) or 'none'}): the job's GPUs are unknown; check gres.conf"
+    )
+
+
 def _ids(text: str | None) -> frozenset[str] | None:
     found = frozenset(part.strip() for part in (text or "").split(",") if part.strip())
     return found or None

@@ -15,7 +15,7 @@ from typing import Any
 from rigcheck.errors import RigcheckError
 from rigcheck.gate.k8s import NodeMarker, node_patch
 from rigcheck.gate.quick_run import DEFAULT_TIMEOUT_S, new_run_dir, run_quick_tier
-from rigcheck.gate.tiers import tier_of
+from rigcheck.gate.tiers import seconds, tier_of
 from rigcheck.reports.certificate import load_certificate
 
 NODE_ENV = "NODE_NAME"  # the DaemonSet sets it from the downward API (spec.nodeName)
@@ -36,10 +36,10 @@ def add_parser(subparsers: Any) -> None:
     mark.add_argument("--dir", type=Path, default=Path("reports"), help="where the quick tier's "
                       "reports go (default: ./reports)")  # fmt: skip
     mark.add_argument("--facts", help="judge a recorded snapshot, not this machine")
-    mark.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="S",
+    mark.add_argument("--timeout", type=seconds, default=DEFAULT_TIMEOUT_S, metavar="S",
                       help=f"kill the quick tier after S s (default {DEFAULT_TIMEOUT_S:g}): "
                       "then incomplete, and the node tainted")  # fmt: skip
-    mark.add_argument("--tier-budget", type=float, metavar="S",
+    mark.add_argument("--tier-budget", type=seconds, metavar="S",
                       help="the quick tier's budget instead of 10 s")  # fmt: skip
     mark.add_argument("--busy-node", action="store_true", help="the node runs other pods' work "
                       "(the DaemonSet): judge only what that cannot change (quick tier "

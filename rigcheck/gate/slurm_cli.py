@@ -16,6 +16,7 @@ from typing import Any
 from rigcheck.errors import RigcheckError
 from rigcheck.gate.quick_run import DEFAULT_TIMEOUT_S, FACTS_ENV, new_run_dir, run_quick_tier
 from rigcheck.gate.slurm import DRAIN, NOTHING, Action, Scontrol, SlurmError, decide
+from rigcheck.gate.tiers import seconds
 
 DEFAULT_ROOT = "/var/lib/rigcheck"
 ROOT_ENV = "RIGCHECK_GATE_DIR"
@@ -23,7 +24,9 @@ ROOT_ENV = "RIGCHECK_GATE_DIR"
 
 def add_parser(subparsers: Any) -> None:
     slurm = subparsers.add_parser("slurm", help="Slurm health check, prolog and epilog")
-    modes = slurm.add_subparsers(dest="mode", required=True, metavar="MODE")
+    modes = slurm.add_subparsers(
+        dest="mode", required=True, metavar="MODE", parser_class=_GateParser
+    )
     for mode, text in (
         ("health", "HealthCheckProgram: the quick tier; drain on failure, resume rigcheck's drain"),
         ("prolog", "Prolog: as health, and keep the facts the epilog compares with"),
@@ -32,18 +35,37 @@ def add_parser(subparsers: Any) -> None:
         parser = modes.add_parser(mode, help=text, description=text)
         _common(parser)
         if mode == "epilog":
-            parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="S",
+            parser.add_argument("--timeout", type=seconds, default=DEFAULT_TIMEOUT_S, metavar="S",
                                 help="kill the reading of the facts after S s and drain (a "
                                 f"hung driver call; default {DEFAULT_TIMEOUT_S:g})")  # fmt: skip
         else:
             parser.add_argument("device_class", nargs="?", metavar="CLASS",
                                 help="the node's class (default: detected)")  # fmt: skip
-            parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="S",
+            parser.add_argument("--timeout", type=seconds, default=DEFAULT_TIMEOUT_S, metavar="S",
                                 help=f"kill the quick tier after S s (default {DEFAULT_TIMEOUT_S:g}"
                                 "; Slurm stops a HealthCheckProgram at 60)")  # fmt: skip
-            parser.add_argument("--tier-budget", type=float, metavar="S", help="the quick "
+            parser.add_argument("--tier-budget", type=seconds, metavar="S", help="the quick "
                                 "tier's budget instead of 10 s (a slower node)")  # fmt: skip
         parser.set_defaults(func=MODES[mode])
+
+
+class _GateParser(argparse.ArgumentParser):
+    """A mode's parser. A usage error (a typo in rigcheck.env's RIGCHECK_TIER_BUDGET or
+    RIGCHECK_CLASS reaches the command line) gives no verdict: it is logged loudly where the
+    gate's lines go, and the Prolog and Epilog exit 0, since slurmd drains a node whose Prolog
+    or Epilog exits non-zero and a typo must not drain the cluster (docs/slurm). health exits 2
+    (slurmd does not act on the HealthCheckProgram's code)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        mode = self.prog.rsplit(" ", 1)[-1]
+        text = (f"USAGE ERROR, no verdict, node state not changed: {message}. Fix the "
+                "settings in rigcheck.env (docs/slurm/README.md)")  # fmt: skip
+        node = os.environ.get("SLURMD_NODENAME") or socket.gethostname().split(".")[0]
+        try:
+            _log(Path(os.environ.get(ROOT_ENV) or DEFAULT_ROOT), mode, node, text)
+        except OSError:  # no gate folder to log in: slurmd's log still has the line
+            print(f"rigcheck slurm {mode}: node {node}: {text}", file=sys.stderr)
+        self.exit(0 if mode in ("prolog", "epilog") else 2)
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -77,7 +99,7 @@ def _health(args: argparse.Namespace, keep_baseline: bool) -> int:
         # resumes): a prolog without a verdict exits 0, or a typo would drain every node.
         return 0 if keep_baseline else 2
     if keep_baseline and run.root_cause is None:
-        _save_baseline(root, run.certificate["machine"])
+        _save_baseline(root, args.mode, node, run.certificate["machine"])
     verdict = run.certificate["verdict"] if run.certificate else "incomplete"
     said = f"verdict {verdict}" + ("" if shared is None else f" ({shared})")
     try:  # a busy run judged less: its pass never resumes a drain
@@ -89,20 +111,28 @@ def _health(args: argparse.Namespace, keep_baseline: bool) -> int:
 
 
 def run_epilog(args: argparse.Namespace) -> int:
-    from rigcheck.gate.epilog import job_gpus, leftovers, process_scope, root_cause_line
+    from rigcheck.gate.epilog import (
+        job_gpus,
+        leftovers,
+        process_scope,
+        root_cause_line,
+        unknown_gpus,
+    )
 
     root, node, scontrol = _root(args), _node(args), Scontrol()
-    baseline = _baseline_path(root)
-    before = json.loads(baseline.read_text()) if baseline and baseline.is_file() else None
+    baseline, before, compared = _read_baseline(root, node)
     gpus = job_gpus(os.environ)
-    scope = process_scope(gpus, None if gpus else _other_jobs(scontrol, node))
     after, unread = _facts_now(args)
+    named_wrong = unknown_gpus(gpus, after, os.environ) if after else None
+    if named_wrong:  # the job's GPUs are unknown: judged as if Slurm had named none
+        gpus = None
+    scope = process_scope(gpus, None if gpus else _other_jobs(scontrol, node))
     found = [unread] if unread else leftovers(before, after, scope)
     cause = root_cause_line(found)
-    compared = "against the prolog's facts" if before else "no prolog facts: deltas not judged"
     if baseline and baseline.is_file():
         baseline.unlink()
     said = f"{len(found)} finding(s), {compared}; {scope.why}"
+    said += f"; ERROR: {named_wrong}" if named_wrong else ""
     try:
         action = _act(scontrol, node, cause, args.dry_run, resume=False)
     except SlurmError as exc:
@@ -167,16 +197,59 @@ def _facts_now(args: argparse.Namespace) -> tuple[dict[str, Any] | None, Any]:
     return facts_in_child(args.timeout)
 
 
+class BaselineError(Exception):
+    """The job's baseline cannot be named or read; the epilog then judges no deltas."""
+
+
 def _baseline_path(root: Path) -> Path | None:
+    """<dir>/jobs/<SLURM_JOB_ID>.facts.json; None outside a job. A job id is digits (Slurm's
+    job ids, array tasks included, are integers): anything else could name a path outside
+    --dir (SLURM_JOB_ID=../../x), so it is refused."""
     job = os.environ.get("SLURM_JOB_ID")
-    return root / "jobs" / f"{job}.facts.json" if job else None
+    if not job:
+        return None
+    if not (job.isascii() and job.isdigit()):
+        raise BaselineError(f"SLURM_JOB_ID={job!r} is not a Slurm job id (digits only)")
+    return root / "jobs" / f"{job}.facts.json"
 
 
-def _save_baseline(root: Path, machine: dict[str, Any]) -> None:
-    path = _baseline_path(root)
+def _save_baseline(root: Path, mode: str, node: str, machine: dict[str, Any]) -> None:
+    try:
+        path = _baseline_path(root)
+    except BaselineError as exc:
+        _log(root, mode, node, f"ERROR: {exc}: no baseline kept, the epilog judges no deltas")
+        return
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(machine), encoding="utf-8")
+
+
+def _read_baseline(root: Path, node: str) -> tuple[Path | None, dict[str, Any] | None, str]:
+    """(its path, the prolog's facts or None, how the epilog compares): a baseline that is not
+    there, cut short (a full disk, a killed prolog) or not one is said in the log, and the
+    deltas are not judged, as without a prolog."""
+    try:
+        path = _baseline_path(root)
+    except BaselineError as exc:
+        return None, None, f"ERROR: {exc}: deltas not judged"
+    if path is None or not path.is_file():
+        return path, None, "no prolog facts: deltas not judged"
+    try:
+        before = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        why = f"{type(exc).__name__}: {exc}"
+        return (
+            path,
+            None,
+            f"ERROR: the prolog's facts {path} cannot be read ({why}): deltas not judged",
+        )
+    if not isinstance(before, dict):
+        return (
+            path,
+            None,
+            f"ERROR: the prolog's facts {path} are not a facts object: deltas not judged",
+        )
+    return path, before, "against the prolog's facts"
 
 
 def _root(args: argparse.Namespace) -> Path:

@@ -1,20 +1,21 @@
 """The three tiers of `rigcheck check --tier`: which suite areas each runs, and its time budget.
 
 Data, not code paths: a tier is a set of area markers (rigcheck.plugin's SUITE_MARKERS and the
-burn-in's), a budget in seconds counted from the process's start, and, for acceptance, the
+burn-in's), a budget in seconds counted from the tier's first check, and, for acceptance, the
 burn-in it turns on when none is given. docs/gate.md says what each one catches and cannot.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
 class Tier:
     name: str
-    budget_s: float  # wall time from process start; what is not done by then is INCOMPLETE
+    budget_s: float  # wall time from the first check; what is not done by then is INCOMPLETE
     areas: frozenset[str]  # the area markers whose checks run
     burn_in_s: float | None = None  # the burn-in it adds when --burn-in is not given
 
@@ -39,6 +40,21 @@ def parse_tier(text: str) -> Tier:
     except KeyError:
         names = ", ".join(TIERS)
         raise argparse.ArgumentTypeError(f"unknown tier {text!r}: choose one of {names}") from None
+
+
+def seconds(text: str) -> float:
+    """An argparse / pytest option type for a time (a budget, a timeout): a finite number of
+    seconds above 0, else a usage error saying so. float() alone takes 'nan', 'inf' and 0, which
+    made every check fail at once, or a timeout kill the run, and the gate drain the node."""
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a time: give a finite number of seconds above 0, e.g. 30"
+        )
+    return value
 
 
 def tier_of(certificate: dict) -> str | None:

@@ -18,15 +18,60 @@ def remember_run(chosen_url: str | None, certificate: dict, facts: dict) -> list
         from rigcheck.history import store
 
         engine = store.open_store(url)
+        boards, _why_not = board_evidence(chosen_url, certificate, facts)
         try:
-            lines = [("red", line) for line in board_warnings(engine, certificate, facts)]
-            store.write_run(engine, certificate, facts)
+            lines = [("red", line) for line in board_warnings(engine, certificate, boards)]
+            store.write_run(engine, certificate, boards)
             lines += [("yellow", f"drift: {line}") for line in run_drifts(engine, certificate)]
         finally:
             engine.dispose()
     except Exception as exc:  # any failure of the store: the run's verdict must not depend on it
         return [("yellow", not_written(url, exc))]
     return lines
+
+
+# Failed checks that say nothing of the boards present: a wrong class (a setup's choice), a
+# count the user insisted on (--gpus N), or a judgement that could not be made (a replayed
+# figure missing, a spec without the figure, measurements under xdist).
+NOT_THE_BOARDS = ("test_product_matches_class", "test_device_count")
+NOT_THE_BOARDS_SAID = (
+    "no recorded measurement of",
+    "not a rigcheck measurements file",
+    "no reference for this class",
+    "measurements never run under pytest-xdist",
+)
+
+
+def board_evidence(chosen_url: str | None, certificate: dict, facts: dict) -> tuple[dict, str]:
+    """The facts whose GPUs the store keeps this run against, and why none when none (issue
+    38): history is the machine's evidence only. Synthetic facts (fixtures: every one carries
+    serial 1650000000001) never; a replayed snapshot only when --history names the store
+    (asked); a run whose failures are not the boards' (wrong class, --gpus miscount, missing
+    replay data) never, or its boards would read "seen failing" ever after. The run itself is
+    kept, for the node's history."""
+    kind = (facts.get("origin") or {}).get("kind")
+    why = ""
+    if kind == "synthetic":
+        why = "synthetic facts: their serials are made up"
+    elif kind != "live" and chosen_url is None:
+        why = f"replayed facts ({kind}): kept against their GPUs only with --history URL"
+    else:
+        wrong = not_the_boards(certificate)
+        why = f"{wrong} failed, which is not the boards' fault" if wrong else ""
+    return ({**facts, "devices": []}, why) if why else (facts, why)
+
+
+def not_the_boards(certificate: dict) -> str | None:
+    """The first failed check of the run that says nothing of the boards present, or None."""
+    for check in certificate.get("checks") or []:
+        if check.get("outcome") != "fail":
+            continue
+        message = check.get("message") or ""
+        if check.get("name", "").split("[")[0] in NOT_THE_BOARDS or any(
+            said in message for said in NOT_THE_BOARDS_SAID
+        ):
+            return check.get("name")
+    return None
 
 
 def board_warnings(engine: Any, certificate: dict, facts: dict) -> list[str]:

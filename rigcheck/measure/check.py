@@ -23,11 +23,13 @@ import pytest
 from rigcheck.detect import describe_devices, identity_problems
 from rigcheck.facts import Facts
 from rigcheck.measure.catalogue import CATALOGUE, Entry, half_precision
+from rigcheck.measure.cpu_isa import bf16_not_native
 from rigcheck.measure.cpu_peak import cpu_peak_tflops
 from rigcheck.measure.device import DeviceNotVisible, MeasuredDevice, torch_device
 from rigcheck.measure.measurement import Measurement
 from rigcheck.measure.replay import ReplayedMeasurements, ReplayError
 from rigcheck.measure.telemetry import Telemetry, explain
+from rigcheck.measure.timing import MeasurementIncomplete, cap_s
 from rigcheck.measure.train_step import mfu
 from rigcheck.spec import Spec
 from rigcheck.verdict import FAIL, PASS, WARN, Judgement, judge, record
@@ -41,6 +43,10 @@ HINT = {
     "spread": "Read the slow device's own check above (its clocks, temperature and throttle "
     "reasons during the run) and `nvidia-smi -q -d PERFORMANCE,POWER,TEMPERATURE -i INDEX`.",
 }
+
+
+# The measurements that could not finish within their time cap; the run's reports read it.
+INCOMPLETE_KEY = pytest.StashKey[list]()
 
 
 class BelowAchievableWarning(UserWarning):
@@ -66,6 +72,7 @@ class PerfSession:
     replay: ReplayedMeasurements | None = None
     facts_replayed_from: str | None = None
     results: list[Result] = field(default_factory=list)
+    unjudged: list[tuple[MeasuredDevice, Measurement]] = field(default_factory=list)
 
     def values(self, key: str) -> dict[str, Result]:
         return {r.device.ident: r for r in self.results if r.measurement.key == key}
@@ -86,11 +93,19 @@ class PerfCheck:
         self.session, self.request, self.spec, self.facts = session, request, spec, facts
         self.benchmark, self.record_property = benchmark, record_property
 
-    def check(self, key: str, device: MeasuredDevice) -> Judgement:
+    def check(self, key: str, device: MeasuredDevice) -> Judgement | None:
         entry = CATALOGUE[key]
         self._preconditions(entry, device)
         figure = figure_for(self.spec, self.facts, key)
         measurement = self._measure(entry, device, attempt=0)
+        unjudged = not_judged_here(self.spec, self.facts, key)
+        if unjudged:
+            self._record_unjudged(device, measurement)
+            pytest.skip(
+                f"{device.label}: {key} measured {_fmt(measurement.value)} {measurement.unit} "
+                f"({measurement.details.get('shape') or ''}), NOT JUDGED: {unjudged}; its floor "
+                "applies to native bf16 only"
+            )
         judgement = judge(key, measurement.value, figure)
         first = None
         if judgement.verdict == FAIL and judgement.floor is not None:
@@ -165,8 +180,26 @@ class PerfCheck:
                 pytest.fail(str(exc), pytrace=False)
         from rigcheck.progress import phase
 
-        with phase(self.request.config, f"measuring {entry.key} on {device.label}"):
-            return run_live(entry, device, self.spec, self.benchmark if attempt == 0 else None)
+        config, cap = self.request.config, cap_s(device.backend)
+        with phase(config, f"measuring {entry.key} on {device.label}", cap, cap=True):
+            try:
+                return run_live(entry, device, self.spec, self.benchmark if attempt == 0 else None)
+            except MeasurementIncomplete as exc:
+                reason = f"{entry.key} on {device.label}: {exc}"
+                config.stash.setdefault(INCOMPLETE_KEY, []).append(reason)
+        pytest.skip(f"INCOMPLETE: {reason} (the run is INCOMPLETE, not a pass)")
+
+    def _record_unjudged(self, device: MeasuredDevice, measurement: Measurement) -> None:
+        """The figure kept in the reports and benchmark.json, with no verdict."""
+        self.session.unjudged.append((device, measurement))
+        summary = {"value": measurement.value, "best": measurement.best,
+                   "unit": measurement.unit, "definition": measurement.definition,
+                   "wall_s": measurement.wall_s, "origin": measurement.origin,
+                   "judged": False}  # fmt: skip
+        self.record_property("rigcheck_measurement", summary)
+        if self.benchmark is not None:
+            self.benchmark.extra_info.update({**summary, "device": device.label,
+                                              "details": measurement.details})  # fmt: skip
 
     def _report(self, device, measurement, judgement, first) -> None:
         record(self.record_property, judgement)
@@ -208,7 +241,10 @@ def run_live(entry: Entry, device: MeasuredDevice, spec: Spec, benchmark: Any) -
     with Telemetry(device) as telemetry, warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            measurement = entry.run(device, Timer(torch_device(device), benchmark), spec)
+            timer = Timer(torch_device(device), benchmark, cap_s=cap_s(device.backend))
+            measurement = entry.run(device, timer, spec)
+        except MeasurementIncomplete:
+            raise
         except DeviceNotVisible as exc:
             pytest.fail(f"cannot measure {entry.key}: {exc}", pytrace=False)
         except Exception as exc:
@@ -223,6 +259,14 @@ def run_live(entry: Entry, device: MeasuredDevice, spec: Spec, benchmark: Any) -
     if caught:
         measurement.details["warnings"] = list(dict.fromkeys(str(w.message) for w in caught))
     return measurement
+
+
+def not_judged_here(spec: Spec, facts: Facts, key: str) -> str | None:
+    """Why the cpu class records this figure without judging it: bf16 on a CPU that does not
+    run it natively (rigcheck/measure/cpu_isa.py); None where it is judged."""
+    if spec.backend != "cpu" or key != "matmul_bf16_tflops":
+        return None
+    return bf16_not_native(facts)
 
 
 def figure_for(spec: Spec, facts: Facts, key: str) -> dict[str, Any] | None:

@@ -18,7 +18,7 @@ from typing import Any
 
 from rigcheck.measure.device import MeasuredDevice
 from rigcheck.measure.measurement import Measurement, rates
-from rigcheck.measure.timing import Plan, Timer
+from rigcheck.measure.timing import MeasurementIncomplete, Plan, Timer
 
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "fp8")
 # Largest acceptable ||out - ref|| / ||ref|| against float64 on the same (rounded) inputs.
@@ -70,6 +70,19 @@ PLANS = {
 
 
 INPUT_SETS = 2
+# The CPU's shapes are chosen from a short probe so the figure fits its time cap (issue 38): a
+# CPU without native bf16 runs 1536^3 in ~14 s a call (2-core AVX2 EPYC, 2026-11-29), so the
+# plan's shapes would take minutes. Smaller cubes take their place where those do not fit;
+# the shape judged is in the figure's definition and details.
+PROBE_SHAPE = (256, 256, 256)
+CPU_FALLBACK_SHAPES = ((1024, 1024, 1024), (768, 768, 768), (512, 512, 512), (384, 384, 384),
+                       (256, 256, 256))  # fmt: skip
+# What the CPU's sizes aim at: a figure in seconds; the cap (timing.CAP_S) is for a loaded host.
+CPU_AIM_S = 8.0
+# Calls a shape costs, in units of one call: 2 to calibrate + the sweep's rounds of >= 1 call;
+# the judged shape 2 + its warm-up and timed rounds.
+SWEEP_CALLS = 2 + PLANS["cpu"].sweep.warmup_rounds + PLANS["cpu"].sweep.rounds
+HEADLINE_CALLS = 2 + PLANS["cpu"].headline.warmup_rounds + PLANS["cpu"].headline.rounds
 
 
 @dataclass
@@ -96,6 +109,9 @@ def matmul_tflops(device: MeasuredDevice, timer: Timer, precision: str) -> Measu
     plan = PLANS[device.backend]
     shapes = shapes_for(device.backend, precision)
     with float32_mode(precision):
+        probe_tflops = None
+        if device.backend == "cpu":
+            shapes, probe_tflops = fitting_shapes(precision, shapes, timer)
         sweep = {}
         if len(shapes) > 1:
             for shape in shapes:
@@ -127,11 +143,42 @@ def matmul_tflops(device: MeasuredDevice, timer: Timer, precision: str) -> Measu
             "precision": precision,
             "calls_per_round": timing.calls_per_round,
             "sweep_tflops": {"x".join(map(str, s)): round(v, 3) for s, v in sweep.items()},
+            "probe_tflops": probe_tflops,
             "relative_error": error,
             "stored_by_pytest_benchmark": timing.stored,
             **details,
         },
     )
+
+
+def fitting_shapes(
+    precision: str, shapes: tuple[tuple[int, int, int], ...], timer: Timer
+) -> tuple[tuple[tuple[int, int, int], ...], float]:
+    """The plan's shapes whose calls fit the time left, else the largest smaller cube that
+    does, from the rate of one timed call at PROBE_SHAPE; and that rate (TFLOP/s)."""
+    ops = operands(precision, PROBE_SHAPE, timer.device)
+    ops.call()  # warm-up: library and kernel selection
+    timer.sync()
+    start = timer.clock()
+    ops.call()
+    timer.sync()
+    rate = tflop(PROBE_SHAPE) / max(timer.clock() - start, 1e-9)
+    left = min(timer.remaining_s(), CPU_AIM_S)
+    sweep_s = SWEEP_CALLS * sum(tflop(s) for s in shapes) / rate
+    if sweep_s + HEADLINE_CALLS * max(map(tflop, shapes)) / rate <= left:
+        return shapes, rate
+    smaller = [s for s in CPU_FALLBACK_SHAPES if tflop(s) / rate * HEADLINE_CALLS <= left]
+    if not smaller:
+        raise MeasurementIncomplete(
+            f"{precision} matmul runs at {rate:.2g} TFLOP/s here: even {_cube(PROBE_SHAPE)} "
+            f"needs {tflop(PROBE_SHAPE) / rate * HEADLINE_CALLS:.1f} s, more than the "
+            f"{left:.1f} s it may take (cap {timer.cap_s:g} s)"
+        )
+    return (smaller[0],), rate
+
+
+def _cube(shape: tuple[int, int, int]) -> str:
+    return "x".join(map(str, shape))
 
 
 def _tf32_note(precision: str, error: float) -> str:

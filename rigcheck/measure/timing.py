@@ -36,6 +36,23 @@ class Plan:
     max_calls: int = 1000
 
 
+# The most one figure may take, set-up and calibration included (issue 38): sizes and calls are
+# chosen to fit, and a figure that cannot is INCOMPLETE. A CPU figure takes a few seconds on an
+# idle host; the cap is a ceiling for a loaded one (this project's 2-core VM at load 5-8 spent
+# 8.5 s just filling the memory test's 2 x 256 MiB, 2026-11-29). An accelerator's first call
+# can include library loading and kernel selection.
+CAP_S = {"cpu": 30.0}
+ACCELERATOR_CAP_S = 60.0
+
+
+def cap_s(backend: str) -> float:
+    return CAP_S.get(backend, ACCELERATOR_CAP_S)
+
+
+class MeasurementIncomplete(Exception):
+    """A measurement that cannot finish within its time cap: neither a pass nor a fault."""
+
+
 @dataclass
 class Timing:
     per_call_s: list[float]  # one sample per round: seconds per call
@@ -74,25 +91,48 @@ class SyncEvery:
 class Timer:
     """Times calls on one torch device; the first headline timing goes to pytest-benchmark."""
 
-    def __init__(self, device, benchmark: Any = None):
+    def __init__(
+        self,
+        device,
+        benchmark: Any = None,
+        cap_s: float | None = None,
+        clock: Callable[[], float] = time.perf_counter,
+    ):
         self.device = device
         self.sync = synchronizer(device)
         enabled = benchmark is not None and getattr(benchmark, "enabled", False)
         self._benchmark = benchmark if enabled else None
+        self.cap_s, self.clock = cap_s, clock
+        self.ends_at = None if cap_s is None else clock() + cap_s
 
-    def calls_per_round(self, call: Callable[[], Any], plan: Plan) -> int:
-        """Warm the call up once, then size a round to `plan.round_s` of work."""
+    def remaining_s(self) -> float:
+        return math.inf if self.ends_at is None else self.ends_at - self.clock()
+
+    def calls_per_round(self, call: Callable[[], Any], plan: Plan, share: float = 0.5) -> int:
+        """Warm the call up once, then size a round to `plan.round_s` of work, and at most
+        `share` of the time left under the cap for all the rounds (the rest is for what follows:
+        the judged timing after a sweep)."""
         call()
         self.sync()
-        start = time.perf_counter()
+        start = self.clock()
         call()
         self.sync()
-        one = max(time.perf_counter() - start, 1e-7)
-        return max(1, min(plan.max_calls, math.ceil(plan.round_s / one)))
+        one = max(self.clock() - start, 1e-7)
+        n = max(1, min(plan.max_calls, math.ceil(plan.round_s / one)))
+        rounds = plan.warmup_rounds + plan.rounds
+        left = self.remaining_s()
+        if rounds * one > left:
+            raise MeasurementIncomplete(
+                f"one call takes {one:.3g} s, so {rounds} rounds need {rounds * one:.1f} s, "
+                f"more than the {max(left, 0):.1f} s left of the {self.cap_s:g} s cap"
+            )
+        if self.ends_at is None:
+            return n
+        return min(n, max(1, math.floor(left * share / (rounds * one))))
 
     def time(self, call: Callable[[], Any], plan: Plan, *, headline: bool = False) -> Timing:
         """Seconds per call, one sample per round; `headline` stores the rounds (once a test)."""
-        n = self.calls_per_round(call, plan)
+        n = self.calls_per_round(call, plan, share=1.0 if headline else 0.5)
         self.sync()
         if headline and self._benchmark is not None:
             benchmark, self._benchmark = self._benchmark, None  # pedantic runs once per test

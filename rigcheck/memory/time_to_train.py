@@ -16,6 +16,8 @@ The model, stated:
   the two.
 """
 
+import argparse
+import math
 from dataclasses import dataclass
 
 from rigcheck.memory.architecture import parameter_count, tensor_groups
@@ -209,18 +211,48 @@ def _given(args) -> str:
     return ", ".join(f"{name} {value:g}" for name, value in options if value is not None)
 
 
+def _positive(what: str, most: float = math.inf):
+    """An argparse type: a finite number above 0 (and at most `most`), else a usage error.
+    float() alone took 'inf' and 0 (a traceback, an option silently ignored) and 1.5 as a
+    fraction (clamped to 1 without a word)."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not (math.isfinite(value) and 0 < value <= most):
+            bound = f" and at most {most:g}" if math.isfinite(most) else ""
+            raise argparse.ArgumentTypeError(f"{text!r}: {what} is a number above 0{bound}")
+        return value
+
+    parse.__name__ = what  # argparse names the type in its messages
+    return parse
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: the steps are a whole number above 0")
+    return value
+
+
 def add_time_arguments(parser) -> None:
     """The options of the time estimate (`rigcheck fit ... --tokens N`)."""
     group = parser.add_argument_group("will it finish (training)")
     length = group.add_mutually_exclusive_group()
-    length.add_argument("--tokens", type=float, help="tokens to train on, e.g. 2e9")
-    length.add_argument("--steps", type=int, help="optimizer steps to run")
+    length.add_argument("--tokens", type=_positive("tokens"), help="tokens to train on, e.g. 2e9")
+    length.add_argument("--steps", type=_positive_int, help="optimizer steps to run")
     group.add_argument(
-        "--matmul-tflops", type=float, metavar="X",
+        "--matmul-tflops", type=_positive("the matmul rate"), metavar="X",
         help="this machine's measured matmul TFLOP/s per GPU (default: the --device spec's)",
     )  # fmt: skip
     group.add_argument(
-        "--achieved-fraction", type=float, metavar="F",
+        "--achieved-fraction", type=_positive("the achieved fraction", most=1.0), metavar="F",
         help="share of the matmul rate a training step reaches (default: from a published run)",
     )  # fmt: skip
-    group.add_argument("--busbw", type=float, metavar="GBPS", help="all-reduce bus bandwidth GB/s")
+    group.add_argument("--busbw", type=_positive("the bus bandwidth"), metavar="GBPS",
+                       help="all-reduce bus bandwidth GB/s")  # fmt: skip

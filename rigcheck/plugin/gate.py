@@ -13,7 +13,7 @@ import pytest
 
 from rigcheck.gate.busy import hide_gpus, unjudged_reason
 from rigcheck.gate.deadline import Deadline
-from rigcheck.gate.tiers import in_tier, parse_tier
+from rigcheck.gate.tiers import in_tier, parse_tier, seconds
 
 DEADLINE_KEY = pytest.StashKey[Deadline]()
 
@@ -30,7 +30,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--tier-budget",
-        type=float,
+        type=seconds,
         metavar="SECONDS",
         help="the tier's time budget instead of its default (e.g. a slower node's prolog)",
     )
@@ -82,6 +82,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         config.hook.pytest_deselected(items=outside)
         dropped = {id(item) for item in outside}
         items[:] = [item for item in items if id(item) not in dropped]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session: pytest.Session) -> None:
+    """The tier's budget starts with its first check, not with the process (deadline.py)."""
+    deadline = session.config.stash.get(DEADLINE_KEY, None)
+    if deadline is not None:
+        deadline.start()
 
 
 def _skip_unjudged(items: list[pytest.Item]) -> None:

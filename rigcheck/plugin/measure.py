@@ -256,9 +256,14 @@ def _device_summary(device: dict[str, Any]) -> dict[str, Any]:
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     session = config.stash.get(PERF_SESSION, None)
-    if session is None or not session.results:
+    if session is None or not (session.results or session.unjudged):
         return
     terminalreporter.section("rigcheck perf: measurements and wall time")
+    for _, m in session.unjudged:  # recorded, with the reason in the check's skip line
+        wall = f"{m.wall_s:6.1f} s" if m.wall_s is not None else "  replay"
+        terminalreporter.write_line(
+            f"{wall}  NOT JUDGED  {m.key} on {m.device}: {m.value:,.4f} {m.unit}"
+        )
     for r in session.results:
         m, j = r.measurement, r.judgement
         wall = f"{m.wall_s:6.1f} s" if m.wall_s is not None else "  replay"
@@ -269,6 +274,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         )
     if session.replay is None:
         total = sum(r.measurement.wall_s or 0 for r in session.results)
+        total += sum(m.wall_s or 0 for _, m in session.unjudged)
         terminalreporter.write_line(f"{total:6.1f} s  measuring in all")
 
 
@@ -282,6 +288,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     target = session.config.stash.get(TARGET_KEY, None)
     name = target.spec.name if target and target.spec else None
     pairs = [(r.device.ident, r.measurement) for r in perf.results]
+    pairs += [(device.ident, m) for device, m in perf.unjudged]
     when = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     note = f"recorded live by `pytest --record-measurements` at {when}"
     recorded = recorded_file(pairs, name, note)

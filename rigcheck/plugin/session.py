@@ -261,6 +261,8 @@ class ReportSession:
             session.exitstatus = exitstatus = 1
         self.regressions = regressions
         reason = self._final_partial_reason(session)
+        if reason and exitstatus == pytest.ExitCode.OK:  # a measurement past its cap: not a pass
+            session.exitstatus = exitstatus = pytest.ExitCode.INTERRUPTED
         if reason and exitstatus == pytest.ExitCode.INTERNAL_ERROR:
             reason = f"crashed: internal error in pytest or a plugin, {reason}"
         final = self._write(exitstatus, reason)
@@ -320,7 +322,7 @@ class ReportSession:
         if done < total:
             why = session.shouldfail or session.shouldstop or "the run stopped early"
             return f"{why} ({progress})"
-        return None
+        return incomplete_measurements(self.config)
 
     def _write(self, exit_status: int | None = None, partial_reason: str | None = "") -> dict:
         if partial_reason == "":
@@ -455,6 +457,17 @@ class BenchmarkJson:
 
     def __exit__(self, *exc: object) -> None:
         self._file.close()
+
+
+def incomplete_measurements(config: pytest.Config) -> str | None:
+    """The reason a finished run is INCOMPLETE: measurements that could not finish in their
+    time cap (rigcheck.measure.timing.CAP_S); None when there were none."""
+    from rigcheck.measure.check import INCOMPLETE_KEY
+
+    found = config.stash.get(INCOMPLETE_KEY, [])
+    if not found:
+        return None
+    return f"{len(found)} measurement(s) could not finish in their time cap: " + "; ".join(found)
 
 
 def device_label(params: str, figure: str) -> str | None:

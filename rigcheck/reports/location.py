@@ -13,7 +13,8 @@ ROOT_ENV = "RIGCHECK_REPORT_DIR"  # replaces reports/ as the folder that holds t
 
 def reports_root(rootpath: Path) -> Path:
     """The folder holding one sub-folder per run: $RIGCHECK_REPORT_DIR, else <rootdir>/reports."""
-    return Path(os.environ.get(ROOT_ENV) or rootpath / "reports")
+    given = os.environ.get(ROOT_ENV, "").strip()  # empty or blank: not set
+    return Path(given) if given else rootpath / "reports"
 
 
 def run_name(now: dt.datetime, host: str | None = None) -> str:

@@ -36,9 +36,21 @@ def _failure_line(checks: list[dict[str, Any]]) -> str:
         return "fail: the certificate lists no failed check"
     first = shown[0]
     key = check_name(first).removeprefix("test_")
-    message = (first.get("message") or "failed").strip().splitlines()[0]
+    message = headline(first.get("message") or "failed")
     more = f" (+{len(shown) - 1} more failed)" if len(shown) > 1 else ""
     return shorten(f"{key}: {message}", suffix=more)
+
+
+def headline(message: str) -> str:
+    """A message's first line; a first line that only introduces what follows ("this machine is
+    not a h100:") runs on into the next, or the root cause would end at the colon."""
+    lines = [line.strip() for line in message.strip().splitlines() if line.strip()]
+    if not lines:
+        return "failed"
+    first = lines[0]
+    if first.endswith(":") and len(lines) > 1:
+        first = f"{first} {lines[1]}"
+    return first
 
 
 def shorten(text: str, suffix: str = "") -> str:

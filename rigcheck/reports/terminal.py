@@ -81,6 +81,8 @@ def _table(
     from rich.table import Table
 
     figures = any(c.get("figures") for c in checks)  # measured/expected only where measured
+    if figures and one_line and _message_room(checks, one_line, figures=True) < MIN_ROOM:
+        figures = False  # a narrow terminal: the message says the numbers too (issue 38)
     caption = "one line each: the full text is in report.html (-v prints it here)"
     table = Table(
         title=f"rigcheck: {title}",
@@ -126,6 +128,17 @@ def _table(
                 for dependent in dependents:
                     row(dependent["name"], f"not judged: {root} failed", style="dim")
     return table
+
+
+MIN_ROOM = 12  # under this a message says nothing: at 80 columns it read "what it sa"
+
+
+def _message_room(checks: list[dict], width: int, figures: bool) -> int:
+    """Columns left for the message once the names (and figures) are shown whole."""
+    columns = ["check", "measured", "expected"] if figures else ["check"]
+    cells = [[c["name"], *(_figures(c) if figures else ())] for c in checks]
+    widths = [max([len(col), *(len(row[i]) for row in cells)]) for i, col in enumerate(columns)]
+    return width - sum(widths) - 2 * (len(columns) + 1) - 2
 
 
 def _figures(check: dict[str, Any]) -> tuple[str, str]:

@@ -89,3 +89,17 @@ def test_the_report_page_names_a_failed_runs_root_cause(tmp_path):
     passed = json.loads((fixtures / "h100-node-before.json").read_text())
     write_html(tmp_path / "passed.html", passed)
     assert "root cause:" not in (tmp_path / "passed.html").read_text()
+
+
+def test_a_wrong_product_names_what_was_found_after_the_colon():
+    # suites/facts/test_identity.py's message: a first line that only introduces the problem
+    # (issue 38: the drain reason and taint read "this machine is not a h100:" and nothing more)
+    message = (
+        "this machine is not a h100:\n  GPU 0 (0000:18:00.0) is NVIDIA A100-SXM4-80GB, not an "
+        "H100 SXM5\nRun `rigcheck detect` to see which class it is."
+    )
+    found = certificate("fail", [check("test_product_matches_class", message=message)])
+    assert root_cause(found) == (
+        "product_matches_class: this machine is not a h100: GPU 0 (0000:18:00.0) is NVIDIA "
+        "A100-SXM4-80GB, not an H100 SXM5"
+    )

@@ -67,8 +67,10 @@ def test_a_check_that_overruns_the_deadline_ends_the_run_incomplete(tmp_path):
     assert took < 60, f"the run took {took:.0f} s: the deadline did not stop the held check"
 
 
-def test_the_quick_tier_runs_only_fact_checks_and_passes_in_time(tmp_path):
-    done = run_suites(tmp_path, "--tier", "quick")
+def test_the_quick_tier_runs_only_fact_checks_and_passes(tmp_path):
+    # Whether 10 s is enough is test_quick_tier_benchmark's question (serial, load-checked):
+    # here a loaded 2-core host must not turn the selection's test red.
+    done = run_suites(tmp_path, "--tier", "quick", "--tier-budget", "600")
     certificate = load_certificate(tmp_path / "run")
     assert done.returncode == 0, done.stdout + done.stderr
     assert certificate["verdict"] == "pass"
@@ -81,7 +83,8 @@ def test_the_quick_tier_runs_only_fact_checks_and_passes_in_time(tmp_path):
     [
         (["--tier", "slow"], "unknown tier 'slow': choose one of quick, standard, acceptance"),
         (["--tier-budget", "5"], "--tier-budget needs --tier"),
-        (["--tier", "quick", "--tier-budget", "0"], "a budget is a positive number"),
+        (["--tier", "quick", "--tier-budget", "0"], "a finite number of seconds above 0"),
+        (["--tier", "quick", "--tier-budget", "nan"], "'nan' is not a time"),
     ],
 )
 def test_a_wrong_tier_option_is_a_usage_error(tmp_path, args, message):

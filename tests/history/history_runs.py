@@ -46,6 +46,8 @@ def node_run(
     )
     facts = maker.machine("550.54.15", "2.5.1+cu124")
     facts["host"]["hostname"] = node
+    # Stands for a live run: the store keeps a synthetic snapshot's GPUs never (run_hook.py).
+    facts["origin"] = {"kind": "live", "note": "tests/history: a live run's facts, as made up"}
     for device, serial in zip(facts["devices"], serials, strict=True):
         device["serial"], device["uuid"] = serial, uuid_of(serial)  # a board keeps both
     original = maker.machine

@@ -60,6 +60,9 @@ def variant(tmp: Path, name: str, host: str, broken: str | None = None) -> Path:
     changes (here: Xid 79 in the kernel log for GPU 0, the board falling off the bus)."""
     facts = json.loads(H100.read_text())
     facts["host"]["hostname"] = host
+    # Stands for a snapshot recorded on a machine: synthetic serials are never kept against
+    # their GPUs (rigcheck/history/run_hook.py), a recorded one is when --history is given.
+    facts["origin"] = {"kind": "recorded", "note": "the synthetic h100 snapshot, as recorded"}
     for change in BROKEN.get(broken, []):
         facts["kernel_log"][change["set"].split(".")[1]] = change["to"]
     path = tmp / name
@@ -70,14 +73,15 @@ def variant(tmp: Path, name: str, host: str, broken: str | None = None) -> Path:
 def test_a_board_seen_failing_elsewhere_is_named_on_the_run_s_last_screen(tmp_path):
     url = f"sqlite:///{tmp_path / 'history.db'}"
     serial = json.loads(H100.read_text())["devices"][0]["serial"]
-    failing = replay_h100(tmp_path / "a", variant(tmp_path, "a.json", "node-17", XID), url)
+    asked = ("--history", url)  # a replayed snapshot's GPUs are kept only when asked
+    failing = replay_h100(tmp_path / "a", variant(tmp_path, "a.json", "node-17", XID), url, *asked)
     assert failing.returncode == 1 and "Xid 79" in failing.stdout, failing.stdout
     assert "was seen failing" not in failing.stdout
     # The board is moved: the same serial now answers in node-03, which is healthy.
     metrics = tmp_path / "textfile"
     metrics.mkdir()
     moved = variant(tmp_path, "b.json", "node-03")
-    run = replay_h100(tmp_path / "b", moved, url, "--prometheus-textfile", str(metrics))
+    run = replay_h100(tmp_path / "b", moved, url, *asked, "--prometheus-textfile", str(metrics))
     assert run.returncode == 0, run.stdout + run.stderr
     lines = run.stdout.splitlines()
     flagged = [line for line in lines if "was seen failing" in line]

@@ -210,3 +210,25 @@ def _measure(torch) -> tuple[dict, float]:
             times[name].append(time.perf_counter() - start)
     measured = {name: statistics.median(t) for name, t in times.items()}
     return measured, _matmul_tflops(torch)
+
+
+@pytest.mark.parametrize(
+    ("option", "said"),
+    [
+        (["--achieved-fraction", "1.5"], "the achieved fraction is a number above 0 and at most 1"),
+        (["--achieved-fraction", "nan"], "the achieved fraction is a number above 0"),
+        (["--busbw", "0"], "the bus bandwidth is a number above 0"),
+        (["--tokens", "inf"], "tokens is a number above 0"),
+        (["--tokens", "0"], "tokens is a number above 0"),
+        (["--steps", "-3"], "the steps are a whole number above 0"),
+        (["--matmul-tflops", "-1", "--achieved-fraction", "0.4"], "the matmul rate is a number"),
+    ],
+)
+def test_a_rate_or_length_out_of_range_is_a_usage_error(capsys, option, said):
+    # Issue 38: 1.5 was clamped to 1 without a word, --busbw 0 and --tokens inf were
+    # tracebacks, --tokens 0 was ignored.
+    with pytest.raises(SystemExit) as exited:
+        main(["fit", "--model", "llama-2-7b", "--method", "qlora", "--device", "a100", *option])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert said in err and "Traceback" not in err

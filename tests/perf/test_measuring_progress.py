@@ -53,7 +53,8 @@ def test_a_live_measurement_is_one_line_while_it_runs(monkeypatch, capsys):
     perf = live_check(plugins, benchmark="the fixture")
     assert perf._measure(ENTRY, CPU, attempt=0) is measured
     assert perf._measure(ENTRY, CPU, attempt=1) is measured
-    assert capsys.readouterr().out == "rigcheck: measuring matmul_fp32_tflops on cpu\n" * 2
+    line = "rigcheck: measuring matmul_fp32_tflops on cpu (at most 30 s)\n"  # its time cap
+    assert capsys.readouterr().out == line * 2
     assert plugins.newlines == 2  # not after pytest's progress dots
     assert ran == [
         ("matmul_fp32_tflops", "cpu", "cpu", "the fixture"),

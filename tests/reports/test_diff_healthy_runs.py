@@ -96,3 +96,12 @@ def test_runs_of_different_classes_are_named_as_such(tmp_path, capsys):
     assert different_classes(first_run(), second_run()) is None
     assert diff(tmp_path, first_run(), other) == 1
     assert "runs of different classes (h100 and h200)" in capsys.readouterr().out
+
+
+def test_the_host_uptime_is_no_difference():
+    # Issue 38: two back-to-back `rigcheck check cpu -m facts` runs on this VM (2026-11-29)
+    # differed only in uptime.since_boot_s, 4052.91 then 4108.48, and `rigcheck diff` exited 1.
+    a, b = first_run(), second_run()
+    a["machine"]["uptime"] = {"since_boot_s": 4052.91, "source": "/proc/uptime"}
+    b["machine"]["uptime"] = {"since_boot_s": 4108.48, "source": "/proc/uptime"}
+    assert fact_changes(a["machine"], b["machine"]) == []

@@ -54,3 +54,18 @@ def test_the_table_says_not_judged_and_v_lists_every_check():
 
 def test_a_passing_run_prints_no_table():
     assert render(certificate(check("t", outcome="pass")), False, 100, False) == ""
+
+
+def test_an_80_column_table_keeps_the_message_readable():
+    # Issue 38, as run on this 2-core VM (2026-11-29): at 80 columns the measured/expected
+    # columns left the message "what it sa" / "all-reduce": every message cut to a stub.
+    said = "all-reduce bus bandwidth below the floor: measured 0.222 GB/s (floor 0.4)"
+    slow = check("test_allreduce_bus_bandwidth", area="distributed", message=said)
+    slow["figures"] = [{"verdict": "fail", "measured": 0.2215, "floor": 0.4, "unit": "GB/s"}]
+    matmul = check("test_matmul_tflops[cpu-fp32]", area="perf", message="cpu: matmul below")
+    matmul["figures"] = [
+        {"verdict": "fail", "measured": 0.004441, "floor": 0.01, "unit": "TFLOP/s"}
+    ]
+    text = render(certificate(slow, matmul), verbose=False, width=80, color=False)
+    assert "all-reduce bus bandwidth below the floor" in text, text
+    assert max(len(line) for line in text.splitlines()) <= 80

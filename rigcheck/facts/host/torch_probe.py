@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -54,6 +55,12 @@ def probe_torch(torch) -> dict[str, Any]:
         "tf32_cudnn_allowed": torch.backends.cudnn.allow_tf32,
         "float32_matmul_precision": torch.get_float32_matmul_precision(),
         "mps_built": torch.backends.mps.is_built(),
+        # The vector ISA torch's CPU kernels dispatch to (ATEN_CPU_CAPABILITY can lower it) and
+        # oneDNN's cap (ONEDNN_MAX_CPU_ISA): the cpu class judges bf16 only where both allow the
+        # native instructions (rigcheck/measure/cpu_isa.py).
+        "cpu_capability": guarded(lambda: torch.backends.cpu.get_cpu_capability()),
+        "onednn_max_cpu_isa": os.environ.get("ONEDNN_MAX_CPU_ISA")
+        or os.environ.get("DNNL_MAX_CPU_ISA"),
         "mps_available": torch.backends.mps.is_available(),
         "devices": guarded(lambda: _devices(torch)),
     }
