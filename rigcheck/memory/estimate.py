@@ -74,6 +74,8 @@ class Job:
     gpu_memory_utilization: float = VLLM_GPU_MEMORY_UTILIZATION  # the share vLLM may use
     block_size: int = 16  # vLLM's default KV block, in tokens
     max_num_batched_tokens: int = VLLM_MAX_NUM_BATCHED_TOKENS  # vLLM: tokens a step may add
+    # The real model traced on the meta device (trace.Trace), None: the formulas alone.
+    traced: object = None
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -173,6 +175,8 @@ class Estimate:
     activations_modelled: bool  # False when only a parameter count was given
     working_bytes: int = 0  # gathered layers (ZeRO-3, FSDP), autocast copies, DDP buckets
     active_params: int = 0  # parameters one token uses (MoE: the routed experts it goes to)
+    params_source: str = "formula"  # "traced": counted on transformers' meta-device model
+    activations_source: str = "formula"  # "traced": saved tensors of a meta-device forward
 
     @property
     def model_state_bytes(self) -> int:
@@ -196,7 +200,16 @@ def base_groups(job: Job) -> tuple[TensorGroup, ...]:
     """The parameter tensors of the most loaded GPU; one flat tensor when only a count is known."""
     if job.arch is None:
         return (TensorGroup("params", (job.params,), 1, "flat"),)
-    return rank_groups(tensor_groups(job.arch), job.arch, job.parallel)
+    return rank_groups(tensor_groups(job.arch) + _untraced(job), job.arch, job.parallel)
+
+
+def _untraced(job: Job) -> tuple[TensorGroup, ...]:
+    """Parameters the trace counts and the formula does not shape: a multimodal checkpoint's
+    vision tower and projector, one flat group (replicated under tp, on the first stage)."""
+    if job.traced is None:
+        return ()
+    extra = job.traced.parameters.total - sum(g.total for g in tensor_groups(job.arch))
+    return (TensorGroup("vision tower and projector", (extra,), 1, "flat"),) if extra > 0 else ()
 
 
 def _adapters(job: Job) -> tuple[TensorGroup, ...]:
@@ -295,7 +308,10 @@ def training_layout(job: Job) -> fw.Layout:
 
 def _training(job: Job) -> Estimate:
     layout = training_layout(job)
-    acts = 0 if job.arch is None else activation_bytes(job.arch, _activation_config(job))
+    traced = traced_activation_bytes(job)
+    acts = traced if traced is not None else 0
+    if traced is None and job.arch is not None:
+        acts = activation_bytes(job.arch, _activation_config(job))
     fields = _state_fields(layout.state)
     fields["params"] = parameter_total(job)
     if job.method == "full":
@@ -306,15 +322,33 @@ def _training(job: Job) -> Estimate:
         kv_cache_bytes=0,
         overhead_bytes=job.overhead_bytes,
         host_bytes=layout.host_bytes,
-        activations_modelled=job.arch is not None,
+        activations_modelled=job.arch is not None or traced is not None,
         working_bytes=layout.working_bytes,
         active_params=_active(job),
+        params_source=_params_source(job),
+        activations_source="traced" if traced is not None else "formula",
     )
+
+
+def traced_activation_bytes(job: Job) -> int | None:
+    """The traced forward's saved bytes, when the trace ran the job as planned: one GPU holding
+    whole layers (no tp, pp, cp), keeping every activation or recomputing whole layers.
+    None when the trace does not apply (selective recompute: the formula answers)."""
+    acts = job.traced.activations if job.traced is not None else None
+    if acts is None or job.tp * job.cp * job.pp > 1 or job.checkpointing == "selective":
+        return None
+    return acts.full_recompute_peak if job.checkpointing == "full" else acts.total
+
+
+def _params_source(job: Job) -> str:
+    return "traced" if job.traced is not None else "formula"
 
 
 def _active(job: Job) -> int:
     from rigcheck.memory.architecture import active_parameter_count
 
+    if job.traced is not None:
+        return job.traced.parameters.active
     return active_parameter_count(job.arch) if job.arch else job.params
 
 
@@ -351,6 +385,7 @@ def _inference(job: Job) -> Estimate:
         host_bytes=0,
         activations_modelled=True,
         active_params=_active(job),
+        params_source=_params_source(job),
     )
 
 
@@ -382,6 +417,8 @@ def parameter_total(job: Job) -> int:
     """The whole model's parameter count (not one GPU's share)."""
     from rigcheck.memory.architecture import parameter_count
 
+    if job.traced is not None:
+        return job.traced.parameters.total
     return parameter_count(job.arch) if job.arch else job.params
 
 

@@ -1,0 +1,184 @@
+"""The trace (rigcheck/memory/trace.py) against the real thing, and the formulas against the trace.
+
+1. On meta tensors, the trace must save exactly what the same model saves on real CPU tensors
+   (small configs of every family the formulas refuse, and of two they know), so a meta trace at
+   full size is the real figure without materialising a weight.
+2. Where the formulas know the architecture, their parameter count and one layer's activations
+   must equal the trace (eager and flash attention); for mixtures of experts the formula's
+   activations fall short of what transformers' default grouped_mm experts keep: held below.
+3. Published checkpoints (tests/memory/model_configs.json, each with its source): the traced
+   count equals the published figure to its stated rounding.
+"""
+
+import json
+import warnings
+from pathlib import Path
+
+import pytest
+
+from rigcheck.memory.activations import ActivationConfig, layer_activation_bytes
+from rigcheck.memory.architecture import active_parameter_count, parameter_count
+from rigcheck.memory.hf_config import from_hf_config
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+from rigcheck.memory import trace  # noqa: E402  (needs torch to run)
+
+from .torch_models import saved_bytes  # noqa: E402
+
+CONFIGS = json.loads((Path(__file__).parent / "model_configs.json").read_text())
+SMALL = dict(
+    hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+    num_key_value_heads=2, head_dim=16, vocab_size=128, pad_token_id=0, bos_token_id=1,
+    eos_token_id=2,
+)  # fmt: skip
+VISION = {
+    "depth": 1, "hidden_size": 32, "intermediate_size": 64, "num_heads": 4, "out_hidden_size": 64,
+    "patch_size": 2, "spatial_merge_size": 2, "temporal_patch_size": 1, "window_size": 4,
+    "fullatt_block_indexes": [0],
+}  # fmt: skip
+MROPE = {"rope_type": "default", "mrope_section": [2, 3, 3]}
+# Small configs of each family; bf16 where transformers' grouped_mm experts need it.
+FAMILIES = {
+    "olmo2": (dict(SMALL, model_type="olmo2"), 4),
+    "granite": (dict(SMALL, model_type="granite"), 4),
+    "glm4": (dict(SMALL, model_type="glm4"), 4),
+    "smollm3": (dict(SMALL, model_type="smollm3"), 4),
+    "llama4": (
+        dict(SMALL, model_type="llama4_text", num_local_experts=4, num_experts_per_tok=1,
+             intermediate_size_mlp=96, attention_chunk_size=16),
+        4,
+    ),
+    "gpt_oss": (
+        dict(SMALL, model_type="gpt_oss", num_local_experts=4, num_experts_per_tok=2,
+             sliding_window=8),
+        2,
+    ),
+    "falcon_h1": (
+        dict(SMALL, model_type="falcon_h1", mamba_d_ssm=64, mamba_n_heads=4, mamba_d_head=16,
+             mamba_d_state=16, mamba_chunk_size=32),
+        4,
+    ),
+    "qwen2_5_vl": (
+        {"model_type": "qwen2_5_vl", "text_config": dict(SMALL, rope_scaling=MROPE),
+         "vision_config": VISION, "image_token_id": 120, "video_token_id": 121,
+         "vision_start_token_id": 122},
+        2,
+    ),
+    "llama": (dict(SMALL, model_type="llama"), 4),
+    "qwen3_moe": (
+        dict(SMALL, model_type="qwen3_moe", num_experts=4, num_experts_per_tok=2,
+             moe_intermediate_size=32),
+        2,
+    ),
+}  # fmt: skip
+
+
+def real_saved_bytes(config: dict, element: int, seq: int, batch: int) -> int:
+    """The same model on CPU with real weights and tokens: every storage autograd keeps."""
+    hf = trace.hf_config(config)
+    torch.manual_seed(0)
+    dtype = torch.bfloat16 if element == 2 else torch.float32
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = trace._model_class(hf).from_config(hf, dtype=dtype, attn_implementation="eager")
+    ids = torch.randint(3, 100, (batch, seq))
+    return saved_bytes(model.train(), lambda: model(input_ids=ids, labels=ids))
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_the_meta_trace_saves_what_the_real_model_saves(family: str) -> None:
+    config, element = FAMILIES[family]
+    model = trace.build_meta(config, element, "eager")
+    traced = trace.trace_activations(model, batch=2, seq=32)
+    assert traced.total == real_saved_bytes(config, element, 32, 2)
+    assert len(traced.layers) == 2 and min(traced.layers) > 0  # charged layer by layer
+
+
+def _known(family: str, **extra) -> dict:
+    return dict(SMALL, model_type=family, num_hidden_layers=3, **extra)
+
+
+# Families the formulas know, small; Gemma's norms keep (1 + w) in fp32 (a few KiB per layer
+# whatever the batch, which the formula leaves out): the constant is added back.
+DENSE = ["llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3_text"]
+MOE = {
+    "mixtral": dict(num_local_experts=4, num_experts_per_tok=2),
+    "qwen3_moe": dict(num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32),
+    "qwen2_moe": dict(num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32,
+                      shared_expert_intermediate_size=48),
+}  # fmt: skip
+
+
+def gemma_constant(arch) -> int:
+    if arch.norm != "gemma":
+        return 0
+    return 4 * (arch.norms_per_layer * arch.hidden + (2 * arch.dim if arch.qk_norm else 0))
+
+
+# Gemma-2's eager layers inside the whole model (with its attention mask) keep one s x s
+# 16-bit tensor per head more than the formula, which was fitted on a lone layer without a mask
+# (test_real_hf_activations.py): the trace answers; strict, so a formula fix shows up here.
+GEMMA2_EAGER = pytest.mark.xfail(strict=True, reason="one more a x s x s x e tensor per layer")
+CASES = [
+    pytest.param(f, a, marks=GEMMA2_EAGER) if (f, a) == ("gemma2", "eager") else (f, a)
+    for f in DENSE
+    for a in ("eager", "flash")
+]
+
+
+@pytest.mark.parametrize(("family", "attention"), CASES)
+def test_the_formulas_equal_the_trace_where_they_know_the_family(family, attention) -> None:
+    config = _known(family)
+    arch = from_hf_config(config)
+    model = trace.build_meta(config, 2, attention)
+    assert parameter_count(arch) == trace.count_parameters(model, config).total
+    layers = trace.trace_activations(model, batch=2, seq=64).layers
+    formula = layer_activation_bytes(arch, ActivationConfig(64, 2, 2, "none", attention))
+    # layer 0 also keeps the rotary cos/sin every layer shares: compare a later one
+    assert layers[1] == formula + gemma_constant(arch)
+
+
+@pytest.mark.parametrize("family", sorted(MOE))
+def test_moe_formulas_count_the_parameters_and_fall_short_of_the_traced_experts(family) -> None:
+    """transformers 5.23's default experts (grouped_mm) keep the routed tokens' copies, their
+    weights and the router's outputs; the formula counts a dense MLP of k experts' width. The
+    trace answers for them; this holds the shortfall's sign so a fix shows up here."""
+    config = _known(family, **MOE[family])
+    arch = from_hf_config(config)
+    model = trace.build_meta(config, 2, "flash")
+    params = trace.count_parameters(model, config)
+    assert (params.total, params.active) == (parameter_count(arch), active_parameter_count(arch))
+    layers = trace.trace_activations(model, batch=2, seq=64).layers
+    assert layers[1] > layer_activation_bytes(arch, ActivationConfig(64, 2, 2, "none", "flash"))
+
+
+PUBLISHED = sorted(
+    k
+    for k, v in CONFIGS.items()
+    if not k.startswith("_") and v["published"] and not v.get("vision_from_defaults")
+)
+
+
+@pytest.mark.parametrize("name", PUBLISHED)
+def test_traced_counts_equal_the_published_figures(name: str) -> None:
+    entry = CONFIGS[name]
+    published = entry["published"]
+    params = trace.count_parameters(trace.build_meta(entry["config"]), entry["config"])
+    assert abs(params.total - published["total"]) <= published["rounding"]
+    if published["active"]:  # gpt-oss's active figure leaves out the embedding table
+        embedding = 201088 * 2880  # vocab x hidden
+        assert abs(params.active - embedding - published["active"]) <= published["rounding"]
+
+
+def test_a_multimodal_checkpoint_counts_its_vision_tower_and_projector() -> None:
+    config = CONFIGS["qwen2.5-vl-7b-instruct"]["config"]
+    parts = trace.count_parameters(trace.build_meta(config), config).parts
+    text = parameter_count(from_hf_config({**config["text_config"], "model_type": "qwen2"}))
+    assert parts["text"] == text  # the language model is Qwen2's layout
+    assert parts["vision"] > 0 and parts["projector"] > 0
+
+
+def test_a_family_transformers_does_not_know_is_refused_in_one_line() -> None:
+    with pytest.raises(trace.ConfigError, match="unknown to transformers"):
+        trace.build_meta({"model_type": "no_such_family"})
