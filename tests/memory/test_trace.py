@@ -182,3 +182,67 @@ def test_a_multimodal_checkpoint_counts_its_vision_tower_and_projector() -> None
 def test_a_family_transformers_does_not_know_is_refused_in_one_line() -> None:
     with pytest.raises(trace.ConfigError, match="unknown to transformers"):
         trace.build_meta({"model_type": "no_such_family"})
+
+
+def _fit(capsys, tmp_path, config: dict, *argv: str) -> tuple[int, dict | str]:
+    from rigcheck.memory.cli import main
+
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    status = main(["fit", "--config", str(path), "--vram", "80GiB", "--seq", "64", *argv])
+    out = capsys.readouterr()
+    return status, json.loads(out.out) if "--json" in argv else out.out + out.err
+
+
+def test_fit_answers_for_a_family_only_the_trace_knows(capsys, tmp_path) -> None:
+    config = FAMILIES["olmo2"][0]
+    status, report = _fit(capsys, tmp_path, config, "--json")
+    assert status == 0 and report["params_source"] == report["activations_source"] == "traced"
+    model = trace.build_meta(config, 2)
+    assert report["params"] == sum(p.numel() for p in model.parameters())
+    assert report["activations_bytes"] == trace.trace_activations(model, 1, 64).total
+    assert report["trace"]["model_class"] == "Olmo2ForCausalLM"
+    status, text = _fit(capsys, tmp_path, config, "--no-trace")
+    assert status == 2 and "model_type 'olmo2' is not supported" in text
+
+
+def test_fit_says_which_way_each_figure_was_obtained(capsys, tmp_path) -> None:
+    config = _known("llama")
+    _, text = _fit(capsys, tmp_path, config)
+    assert "parameters: traced; activations: traced (LlamaForCausalLM on meta" in text
+    _, text = _fit(capsys, tmp_path, config, "--checkpointing", "selective")
+    assert "parameters: traced; activations: formula" in text  # selective: not traced
+    _, text = _fit(capsys, tmp_path, config, "--no-trace")
+    assert "parameters: formula; activations: formula" in text
+
+
+def test_fit_counts_a_vision_tower_in_the_weights(capsys, tmp_path) -> None:
+    config = FAMILIES["qwen2_5_vl"][0]
+    _, traced = _fit(capsys, tmp_path, config, "--json")
+    vision = traced["trace"]["parts"]["vision"] + traced["trace"]["parts"]["projector"]
+    assert vision > 0 and traced["params"] == sum(traced["trace"]["parts"].values())
+    assert traced["weights_bytes"] == 2 * traced["params"]  # bf16 weights of all of it
+
+
+def test_full_recomputation_keeps_each_layers_input_and_one_traced_layer(capsys, tmp_path):
+    config = FAMILIES["smollm3"][0]
+    _, report = _fit(capsys, tmp_path, config, "--json", "--checkpointing", "full")
+    acts = trace.trace_activations(trace.build_meta(config, 2), 1, 64)
+    layer_input = 64 * config["hidden_size"] * 2
+    assert report["activations_source"] == "traced"
+    assert report["activations_bytes"] == acts.outside + max(acts.layers) + layer_input
+
+
+def test_a_known_text_family_with_a_vision_tower_adds_it_to_the_formulas(capsys, tmp_path):
+    """Gemma-3 (gemma3_text inside): the formulas shape the language model, the trace adds
+    the SigLIP tower and the projector as one more group of weights, gradients and state."""
+    config = {
+        "model_type": "gemma3", "text_config": _known("gemma3_text"), "mm_tokens_per_image": 4,
+        "vision_config": {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 1,
+                          "num_attention_heads": 4, "image_size": 28, "patch_size": 14},
+    }  # fmt: skip
+    _, traced = _fit(capsys, tmp_path, config, "--json")
+    _, formula = _fit(capsys, tmp_path, config, "--json", "--no-trace")
+    extra = traced["trace"]["parts"]["vision"] + traced["trace"]["parts"]["projector"]
+    assert extra > 0 and traced["params"] == formula["params"] + extra
+    assert traced["weights_bytes"] == formula["weights_bytes"] + 2 * extra
