@@ -27,7 +27,7 @@ from rigcheck.memory.inference import (
     VLLM_GPU_MEMORY_UTILIZATION,
     VLLM_MAX_NUM_BATCHED_TOKENS,
 )
-from rigcheck.memory.lora import parse_targets
+from rigcheck.memory.lora import default_targets, parse_targets
 from rigcheck.memory.model_state import METHODS
 from rigcheck.memory.optimizers import OPTIMIZERS
 from rigcheck.memory.precision import PRECISIONS
@@ -179,8 +179,12 @@ def _trace(args: argparse.Namespace, arch: Architecture | None, fields: dict | N
     if fields is None:
         return None
     element = PRECISIONS[args.precision].activation_bytes
+    lora = None
+    if args.method != "full" and trace.peft_available():
+        targets = args.lora_targets or (default_targets(arch) if arch else ("q", "v"))
+        lora = (args.lora_rank, targets)
     try:
-        return model_source.traced(fields, args.batch, seq, element, args.attention)
+        return model_source.traced(fields, args.batch, seq, element, args.attention, lora)
     except ConfigError:
         if arch is None:
             raise

@@ -148,8 +148,9 @@ def _validate_combinations(job: Job) -> None:
 def _validate_params_only(job: Job) -> None:
     if job.params < 1:
         raise ConfigError(f"--params must be >= 1, got {job.params}")
+    traced_lora = job.traced is not None and job.traced.lora_trainable is not None
     needs_shapes = {
-        "--method lora/qlora": job.method != "full",
+        "--method lora/qlora": job.method != "full" and not (traced_lora and job.method == "lora"),
         "--optimizer adafactor": job.optimizer == "adafactor",
         "--inference": job.inference,
     }
@@ -213,9 +214,21 @@ def _untraced(job: Job) -> tuple[TensorGroup, ...]:
 
 
 def _adapters(job: Job) -> tuple[TensorGroup, ...]:
+    """LoRA's matrices by the formulas, plus what PEFT adapts on the traced model beyond them
+    (a vision tower's linears under all-linear); one flat group when only the trace knows."""
     if job.method == "full":
         return ()
-    return adapter_groups(job.arch, job.lora_rank, job.lora_targets or default_targets(job.arch))
+    traced = job.traced.lora_trainable if job.traced is not None else None
+    if job.arch is None:
+        return (TensorGroup("LoRA adapters (traced)", (traced,), 1, "adapter"),)
+    targets = job.lora_targets or default_targets(job.arch)
+    groups = adapter_groups(job.arch, job.lora_rank, targets)
+    extra = (traced or 0) - sum(g.total for g in groups)
+    if extra > 0:
+        groups += (
+            TensorGroup("LoRA adapters beyond the formulas (traced)", (extra,), 1, "adapter"),
+        )
+    return groups
 
 
 def unsharded_state(job: Job) -> ModelState:

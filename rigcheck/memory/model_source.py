@@ -1,6 +1,7 @@
 """Where `rigcheck fit` gets the model: a preset, a config.json, or a hub id in the local cache;
 and, from a config when transformers is installed, the real model traced on the meta device."""
 
+from dataclasses import replace
 from pathlib import Path
 
 from rigcheck.memory import trace
@@ -37,10 +38,14 @@ def architecture(model: str | None, fields: dict | None, traceable: bool) -> Arc
         raise
 
 
-def traced(fields: dict, batch: int, seq: int, element_bytes: int, attention: str):
-    """The trace of the real model at the planned shape (activations in 16 or 32 bit only)."""
+def traced(fields: dict, batch: int, seq: int, element_bytes: int, attention: str, lora=None):
+    """The trace of the real model at the planned shape (activations in 16 or 32 bit only);
+    lora: (rank, targets) to count PEFT's adapters on it too."""
+    result = trace.trace(fields, batch, seq, element_bytes if element_bytes in trace.DTYPES else 2,
+                         attention)  # fmt: skip
     if element_bytes not in trace.DTYPES:
-        result = trace.trace(fields, batch, seq, 2, attention)
         note = f"{element_bytes}-byte activations are not traced"
-        return trace.Trace(result.parameters, None, note)
-    return trace.trace(fields, batch, seq, element_bytes, attention)
+        result = replace(result, activations=None, activation_problem=note)
+    if lora is not None:
+        result = replace(result, lora_trainable=trace.lora_trainable(fields, *lora))
+    return result

@@ -38,6 +38,15 @@ def available() -> bool:
     return True
 
 
+def peft_available() -> bool:
+    """Whether peft can be imported here (for the traced LoRA counts)."""
+    try:
+        import peft  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 @dataclass(frozen=True)
 class TracedParameters:
     """Parameters of the real model, by part; active: those one token uses (MoE)."""
@@ -263,6 +272,34 @@ class Trace:
     parameters: TracedParameters
     activations: TracedActivations | None
     activation_problem: str = ""  # why activations were not traced
+    lora_trainable: int | None = None  # PEFT's trainable count on this model, when asked
+
+
+def _peft_targets(targets: str | tuple[str, ...]) -> str | list[str]:
+    """rigcheck's matrix names as the module names PEFT matches (q -> q_proj, kv_a ->
+    kv_a_proj_with_mqa); all-linear as is."""
+    from rigcheck.memory.lora import ALIASES, ALL_LINEAR
+
+    if targets == ALL_LINEAR:
+        return ALL_LINEAR
+    names = {short: module for module, short in ALIASES.items()}
+    return [names.get(t, t) for t in targets]
+
+
+def lora_trainable(config: dict, rank: int, targets: str | tuple[str, ...]) -> int:
+    """Trainable parameters PEFT's get_peft_model gives this model (adapters on meta tensors):
+    under all-linear that includes a vision tower's and a projector's linears."""
+    import peft
+
+    model = build_meta(config)
+    lora = peft.LoraConfig(r=rank, target_modules=_peft_targets(targets))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            wrapped = peft.get_peft_model(model, lora)
+        except ValueError as exc:  # e.g. a target module the model does not have
+            raise ConfigError(f"PEFT cannot adapt this model: {exc}") from None
+    return sum(p.numel() for p in wrapped.parameters() if p.requires_grad)
 
 
 def trace(

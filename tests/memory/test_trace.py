@@ -246,3 +246,43 @@ def test_a_known_text_family_with_a_vision_tower_adds_it_to_the_formulas(capsys,
     extra = traced["trace"]["parts"]["vision"] + traced["trace"]["parts"]["projector"]
     assert extra > 0 and traced["params"] == formula["params"] + extra
     assert traced["weights_bytes"] == formula["weights_bytes"] + 2 * extra
+
+
+needs_peft = pytest.mark.skipif(not trace.peft_available(), reason="peft is not installed")
+
+
+@needs_peft
+@pytest.mark.parametrize("targets", [("q", "v"), "all-linear"])
+@pytest.mark.parametrize("family", ["llama", "qwen3_moe"])
+def test_peft_on_the_meta_model_equals_the_lora_formula(family, targets) -> None:
+    from rigcheck.memory.lora import adapter_groups
+
+    config = _known(family, **MOE.get(family, {}))
+    formula = sum(g.total for g in adapter_groups(from_hf_config(config), 8, targets))
+    assert trace.lora_trainable(config, 8, targets) == formula
+
+
+@needs_peft
+def test_lora_on_a_family_only_the_trace_knows(capsys, tmp_path) -> None:
+    config = FAMILIES["olmo2"][0]
+    _, report = _fit(capsys, tmp_path, config, "--json", "--method", "lora",
+                     "--lora-targets", "all-linear")  # fmt: skip
+    assert report["trainable_params"] == trace.lora_trainable(config, 8, "all-linear") > 0
+    status, text = _fit(capsys, tmp_path, config, "--method", "qlora")
+    assert status == 2 and "needs the tensor shapes" in text
+
+
+@needs_peft
+def test_all_linear_lora_adapts_the_vision_tower_too(capsys, tmp_path) -> None:
+    """Gemma-3 under all-linear: PEFT adapts the SigLIP tower's and the projector's linears,
+    which the formulas (the language model's layers) do not see."""
+    config = {
+        "model_type": "gemma3", "text_config": _known("gemma3_text"), "mm_tokens_per_image": 4,
+        "vision_config": {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 1,
+                          "num_attention_heads": 4, "image_size": 28, "patch_size": 14},
+    }  # fmt: skip
+    argv = ("--json", "--method", "lora", "--lora-targets", "all-linear")
+    _, traced = _fit(capsys, tmp_path, config, *argv)
+    _, formula = _fit(capsys, tmp_path, config, *argv, "--no-trace")
+    assert traced["trainable_params"] == trace.lora_trainable(config, 8, "all-linear")
+    assert traced["trainable_params"] > formula["trainable_params"]
