@@ -44,7 +44,8 @@ _COUNT_SUFFIXES = {"": 1, "k": 10**3, "m": 10**6, "b": 10**9, "t": 10**12}
 MAX_PARAMS = 10**15
 # options of the command, not of the job
 NOT_JOB = ("func", "json", "command", "output", "tokens", "steps", "matmul_tflops",
-           "achieved_fraction", "busbw", "no_trace")  # fmt: skip
+           "achieved_fraction", "busbw", "no_trace",
+           "microbatches", "interleave")  # fmt: skip
 
 
 def parse_count(text: str) -> int:
@@ -273,7 +274,9 @@ def fit_report(args: argparse.Namespace, job: Job, result: Estimate, device: int
     out.update(batch=job.batch, seq=job.seq, advice=advise(job, usable))
     if getattr(args, "tokens", None) or getattr(args, "steps", None):
         rates = rates_from_args(args, job.precision)
-        out["time"] = time_to_train(job, rates, int(args.tokens or 0), args.steps or 0)
+        length = (int(args.tokens or 0), args.steps or 0)
+        chunks = (getattr(args, "microbatches", 1), getattr(args, "interleave", 1))
+        out["time"] = time_to_train(job, rates, *length, *chunks)
     out["job"] = {k: v for k, v in vars(args).items() if k not in NOT_JOB}
     if isinstance(job.lora_targets, tuple):
         out["job"]["lora_targets"] = list(job.lora_targets)

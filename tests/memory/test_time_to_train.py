@@ -210,3 +210,26 @@ def _measure(torch) -> tuple[dict, float]:
             times[name].append(time.perf_counter() - start)
     measured = {name: statistics.median(t) for name, t in times.items()}
     return measured, _matmul_tflops(torch)
+
+
+@pytest.mark.parametrize(
+    ("pp", "m", "v", "bubble"),
+    [(1, 8, 1, 0.0), (4, 8, 1, 3 / 11), (4, 8, 2, 3 / 19), (35, 240, 1, 34 / 274)],
+)
+def test_the_pipeline_bubble_is_megatrons(pp, m, v, bubble) -> None:
+    """1F1B idles (p-1)/(m+p-1) of a step; v interleaved chunks per stage cut the fill and
+    drain v-fold (Narayanan et al. 2021, sec. 2.2). The last row is MT-NLG 530B's pipeline:
+    35 stages, 1920 sequences over 8 data-parallel replicas = 240 micro-batches of 1."""
+    from rigcheck.memory.time_to_train import pipeline_stretch
+
+    assert 1 - 1 / pipeline_stretch(pp, m, v) == pytest.approx(bubble)
+
+
+def test_a_pipeline_step_takes_its_bubble_longer() -> None:
+    job = Job(arch=LLAMA, seq=512, gpus=4, pp=4)
+    rates = Rates(1000.0, 0.5)
+    one = step_seconds(job, rates, microbatches=8)
+    assert one["bubble_fraction"] == pytest.approx(3 / 11)
+    whole = step_seconds(Job(arch=LLAMA, seq=512), rates, microbatches=8)["compute_s"]
+    assert one["compute_s"] == pytest.approx(whole / 4 * 11 / 8)  # a quarter each, + the bubble
+    assert time_to_train(job, rates, steps=1, microbatches=8)["tokens_per_step"] == 8 * 512
