@@ -347,8 +347,12 @@ def traced_activation_bytes(job: Job) -> int | None:
     """The traced forward's saved bytes, when the trace ran the job as planned: one GPU holding
     whole layers (no tp, pp, cp), keeping every activation or recomputing whole layers.
     None when the trace does not apply (selective recompute: the formula answers)."""
+    from rigcheck.memory.trace import ATTENTION_IMPLEMENTATION  # imports nothing heavy
+
     acts = job.traced.activations if job.traced is not None else None
     if acts is None or job.tp * job.cp * job.pp > 1 or job.checkpointing == "selective":
+        return None
+    if acts.attention != ATTENTION_IMPLEMENTATION[job.attention]:  # traced at another one
         return None
     return acts.full_recompute_peak if job.checkpointing == "full" else acts.total
 

@@ -286,3 +286,13 @@ def test_all_linear_lora_adapts_the_vision_tower_too(capsys, tmp_path) -> None:
     _, formula = _fit(capsys, tmp_path, config, *argv, "--no-trace")
     assert traced["trainable_params"] == trace.lora_trainable(config, 8, "all-linear")
     assert traced["trainable_params"] > formula["trainable_params"]
+
+
+def test_advice_for_a_traced_only_family_offers_only_what_can_be_answered(capsys, tmp_path):
+    """Selective recompute and another attention have no trace and, for Olmo-2, no formula:
+    offering them would show every activation byte saved."""
+    config = FAMILIES["olmo2"][0]
+    _, report = _fit(capsys, tmp_path, config, "--json", "--attention", "eager", "--vram", "1GiB")
+    changes = [lever["change"] for lever in report["advice"]["levers"]]
+    assert "--checkpointing full" in changes
+    assert "--checkpointing selective" not in changes and "--attention flash" not in changes
