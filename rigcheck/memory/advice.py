@@ -123,10 +123,14 @@ def _lever_changes(job: Job) -> list[tuple[str, dict]]:
     if job.inference:
         return [] if job.kv_dtype == "fp8" else [("--kv-dtype fp8", {"kv_dtype": "fp8"})]
     out = []
-    if job.attention == "eager":
+    # A model only the trace knows (no formulas): the trace ran at this job's attention, and
+    # selective recompute has no traced figure, so neither change could be answered.
+    traced_only = job.arch is None and job.traced is not None
+    if job.attention == "eager" and not traced_only:
         out.append(("--attention flash", {"attention": "flash"}))
     for mode in RECOMPUTE[RECOMPUTE.index(job.checkpointing) + 1 :]:  # only more recompute
-        out.append((f"--checkpointing {mode}", {"checkpointing": mode}))
+        if not (traced_only and mode == "selective"):
+            out.append((f"--checkpointing {mode}", {"checkpointing": mode}))
     if job.optimizer in ("adam", "adamw"):
         out.append(("--optimizer adamw-8bit", {"optimizer": "adamw-8bit"}))
     if not job.offload_optimizer:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from rigcheck.errors import RigcheckError
+from rigcheck.memory import model_source, trace
 from rigcheck.memory.activations import ATTENTION, RECOMPUTE
 from rigcheck.memory.advice import advise
 from rigcheck.memory.advice_report import print_advice
@@ -19,18 +20,18 @@ from rigcheck.memory.architecture import Architecture
 from rigcheck.memory.errors import ConfigError
 from rigcheck.memory.estimate import DEFAULT_OVERHEAD_BYTES, Estimate, Job, estimate
 from rigcheck.memory.frameworks import CONVENTIONS, DEFAULT_FRAMEWORK, FRAMEWORKS
-from rigcheck.memory.hf_config import cached_config, load_hf_config
+from rigcheck.memory.hf_config import read_config
 from rigcheck.memory.inference import (
     ENGINES,
     KV_DTYPES,
     VLLM_GPU_MEMORY_UTILIZATION,
     VLLM_MAX_NUM_BATCHED_TOKENS,
 )
-from rigcheck.memory.lora import parse_targets
+from rigcheck.memory.lora import default_targets, parse_targets
 from rigcheck.memory.model_state import METHODS
 from rigcheck.memory.optimizers import OPTIMIZERS
 from rigcheck.memory.precision import PRECISIONS
-from rigcheck.memory.presets import PRESETS, preset
+from rigcheck.memory.presets import PRESETS
 from rigcheck.memory.report import print_table
 from rigcheck.memory.time_report import print_time
 from rigcheck.memory.time_to_train import add_time_arguments, rates_from_args, time_to_train
@@ -41,8 +42,10 @@ _COUNT_SUFFIXES = {"": 1, "k": 10**3, "m": 10**6, "b": 10**9, "t": 10**12}
 
 
 MAX_PARAMS = 10**15
+# options of the command, not of the job
 NOT_JOB = ("func", "json", "command", "output", "tokens", "steps", "matmul_tflops",
-           "achieved_fraction", "busbw")  # fmt: skip  # options of the command, not of the job
+           "achieved_fraction", "busbw", "no_trace",
+           "microbatches", "interleave")  # fmt: skip
 
 
 def parse_count(text: str) -> int:
@@ -156,26 +159,37 @@ def add_fit_arguments(parser: argparse.ArgumentParser) -> None:
     device.add_argument("--device", metavar="CLASS", help="a device class from expected/")
     device.add_argument("--vram", type=_argtype(_positive_size), metavar="SIZE", help="e.g. 80GiB")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument(
+        "--no-trace", action="store_true",
+        help="hand formulas only, even where transformers could build the model and trace it",
+    )  # fmt: skip
     add_time_arguments(parser)
 
 
-def resolve_model(name: str) -> Architecture:
-    """A preset, else a hub id whose config.json is in the local Hugging Face cache."""
-    if name.lower() in PRESETS or "/" not in name:
-        return preset(name)
-    path = cached_config(name)
-    if path is None:
-        raise ConfigError(
-            f"{name!r} is not in the local Hugging Face cache (nothing is downloaded): "
-            "give --config path/to/config.json"
-        )
-    return load_hf_config(path)
+def _model(args: argparse.Namespace) -> tuple[Architecture | None, dict | None]:
+    """The formulas' Architecture, and the config.json fields to trace (None: no trace)."""
+    path = model_source.config_path(args.model, getattr(args, "config", None))
+    fields = read_config(path) if path else None
+    traceable = fields is not None and not getattr(args, "no_trace", False) and trace.available()
+    return model_source.architecture(args.model, fields, traceable), fields if traceable else None
 
 
-def _architecture(args: argparse.Namespace) -> Architecture | None:
-    if getattr(args, "config", None):
-        return load_hf_config(args.config)
-    return resolve_model(args.model) if args.model else None
+def _trace(args: argparse.Namespace, arch: Architecture | None, fields: dict | None, seq: int):
+    """The real model traced at the job's shape; a failed trace falls back to the formulas
+    (the output says which answered), unless there are none for this family."""
+    if fields is None:
+        return None
+    element = PRECISIONS[args.precision].activation_bytes
+    lora = None
+    if args.method != "full" and trace.peft_available():
+        targets = args.lora_targets or (default_targets(arch) if arch else ("q", "v"))
+        lora = (args.lora_rank, targets)
+    try:
+        return model_source.traced(fields, args.batch, seq, element, args.attention, lora)
+    except ConfigError:
+        if arch is None:
+            raise
+        return None
 
 
 def _parallel(args: argparse.Namespace) -> dict:
@@ -191,13 +205,15 @@ def job_from_args(args: argparse.Namespace) -> Job:
         raise ConfigError("--inference has no optimizer: drop --optimizer")
     fsdp_training = args.framework == "fsdp" and not args.inference
     zero = args.zero if args.zero is not None else (3 if fsdp_training else 0)
-    arch = _architecture(args)
+    arch, fields = _model(args)
     seq = (
         args.seq if args.seq is not None else min(2048, (arch.max_positions if arch else 0) or 2048)
     )
+    traced = _trace(args, arch, fields, seq)
     return Job(
         arch=arch,
-        params=args.params or 0,
+        traced=traced,
+        params=traced.parameters.total if traced and arch is None else args.params or 0,
         method=args.method,
         lora_rank=args.lora_rank,
         lora_targets=args.lora_targets,
@@ -253,10 +269,14 @@ def fit_report(args: argparse.Namespace, job: Job, result: Estimate, device: int
             + (f", {job.block_size}-token blocks" if job.engine == "vllm" else "")
         )
     out["dp"] = job.dp
+    if job.traced is not None:
+        out["trace"] = trace.summary(job.traced)
     out.update(batch=job.batch, seq=job.seq, advice=advise(job, usable))
     if getattr(args, "tokens", None) or getattr(args, "steps", None):
         rates = rates_from_args(args, job.precision)
-        out["time"] = time_to_train(job, rates, int(args.tokens or 0), args.steps or 0)
+        length = (int(args.tokens or 0), args.steps or 0)
+        chunks = (getattr(args, "microbatches", 1), getattr(args, "interleave", 1))
+        out["time"] = time_to_train(job, rates, *length, *chunks)
     out["job"] = {k: v for k, v in vars(args).items() if k not in NOT_JOB}
     if isinstance(job.lora_targets, tuple):
         out["job"]["lora_targets"] = list(job.lora_targets)

@@ -74,6 +74,8 @@ class Job:
     gpu_memory_utilization: float = VLLM_GPU_MEMORY_UTILIZATION  # the share vLLM may use
     block_size: int = 16  # vLLM's default KV block, in tokens
     max_num_batched_tokens: int = VLLM_MAX_NUM_BATCHED_TOKENS  # vLLM: tokens a step may add
+    # The real model traced on the meta device (trace.Trace), None: the formulas alone.
+    traced: object = None
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -146,8 +148,9 @@ def _validate_combinations(job: Job) -> None:
 def _validate_params_only(job: Job) -> None:
     if job.params < 1:
         raise ConfigError(f"--params must be >= 1, got {job.params}")
+    traced_lora = job.traced is not None and job.traced.lora_trainable is not None
     needs_shapes = {
-        "--method lora/qlora": job.method != "full",
+        "--method lora/qlora": job.method != "full" and not (traced_lora and job.method == "lora"),
         "--optimizer adafactor": job.optimizer == "adafactor",
         "--inference": job.inference,
     }
@@ -173,6 +176,8 @@ class Estimate:
     activations_modelled: bool  # False when only a parameter count was given
     working_bytes: int = 0  # gathered layers (ZeRO-3, FSDP), autocast copies, DDP buckets
     active_params: int = 0  # parameters one token uses (MoE: the routed experts it goes to)
+    params_source: str = "formula"  # "traced": counted on transformers' meta-device model
+    activations_source: str = "formula"  # "traced": saved tensors of a meta-device forward
 
     @property
     def model_state_bytes(self) -> int:
@@ -196,13 +201,34 @@ def base_groups(job: Job) -> tuple[TensorGroup, ...]:
     """The parameter tensors of the most loaded GPU; one flat tensor when only a count is known."""
     if job.arch is None:
         return (TensorGroup("params", (job.params,), 1, "flat"),)
-    return rank_groups(tensor_groups(job.arch), job.arch, job.parallel)
+    return rank_groups(tensor_groups(job.arch) + _untraced(job), job.arch, job.parallel)
+
+
+def _untraced(job: Job) -> tuple[TensorGroup, ...]:
+    """Parameters the trace counts and the formula does not shape: a multimodal checkpoint's
+    vision tower and projector, one flat group (replicated under tp, on the first stage)."""
+    if job.traced is None:
+        return ()
+    extra = job.traced.parameters.total - sum(g.total for g in tensor_groups(job.arch))
+    return (TensorGroup("vision tower and projector", (extra,), 1, "flat"),) if extra > 0 else ()
 
 
 def _adapters(job: Job) -> tuple[TensorGroup, ...]:
+    """LoRA's matrices by the formulas, plus what PEFT adapts on the traced model beyond them
+    (a vision tower's linears under all-linear); one flat group when only the trace knows."""
     if job.method == "full":
         return ()
-    return adapter_groups(job.arch, job.lora_rank, job.lora_targets or default_targets(job.arch))
+    traced = job.traced.lora_trainable if job.traced is not None else None
+    if job.arch is None:
+        return (TensorGroup("LoRA adapters (traced)", (traced,), 1, "adapter"),)
+    targets = job.lora_targets or default_targets(job.arch)
+    groups = adapter_groups(job.arch, job.lora_rank, targets)
+    extra = (traced or 0) - sum(g.total for g in groups)
+    if extra > 0:
+        groups += (
+            TensorGroup("LoRA adapters beyond the formulas (traced)", (extra,), 1, "adapter"),
+        )
+    return groups
 
 
 def unsharded_state(job: Job) -> ModelState:
@@ -295,7 +321,10 @@ def training_layout(job: Job) -> fw.Layout:
 
 def _training(job: Job) -> Estimate:
     layout = training_layout(job)
-    acts = 0 if job.arch is None else activation_bytes(job.arch, _activation_config(job))
+    traced = traced_activation_bytes(job)
+    acts = traced if traced is not None else 0
+    if traced is None and job.arch is not None:
+        acts = activation_bytes(job.arch, _activation_config(job))
     fields = _state_fields(layout.state)
     fields["params"] = parameter_total(job)
     if job.method == "full":
@@ -306,15 +335,37 @@ def _training(job: Job) -> Estimate:
         kv_cache_bytes=0,
         overhead_bytes=job.overhead_bytes,
         host_bytes=layout.host_bytes,
-        activations_modelled=job.arch is not None,
+        activations_modelled=job.arch is not None or traced is not None,
         working_bytes=layout.working_bytes,
         active_params=_active(job),
+        params_source=_params_source(job),
+        activations_source="traced" if traced is not None else "formula",
     )
+
+
+def traced_activation_bytes(job: Job) -> int | None:
+    """The traced forward's saved bytes, when the trace ran the job as planned: one GPU holding
+    whole layers (no tp, pp, cp), keeping every activation or recomputing whole layers.
+    None when the trace does not apply (selective recompute: the formula answers)."""
+    from rigcheck.memory.trace import ATTENTION_IMPLEMENTATION  # imports nothing heavy
+
+    acts = job.traced.activations if job.traced is not None else None
+    if acts is None or job.tp * job.cp * job.pp > 1 or job.checkpointing == "selective":
+        return None
+    if acts.attention != ATTENTION_IMPLEMENTATION[job.attention]:  # traced at another one
+        return None
+    return acts.full_recompute_peak if job.checkpointing == "full" else acts.total
+
+
+def _params_source(job: Job) -> str:
+    return "traced" if job.traced is not None else "formula"
 
 
 def _active(job: Job) -> int:
     from rigcheck.memory.architecture import active_parameter_count
 
+    if job.traced is not None:
+        return job.traced.parameters.active
     return active_parameter_count(job.arch) if job.arch else job.params
 
 
@@ -351,6 +402,7 @@ def _inference(job: Job) -> Estimate:
         host_bytes=0,
         activations_modelled=True,
         active_params=_active(job),
+        params_source=_params_source(job),
     )
 
 
@@ -382,6 +434,8 @@ def parameter_total(job: Job) -> int:
     """The whole model's parameter count (not one GPU's share)."""
     from rigcheck.memory.architecture import parameter_count
 
+    if job.traced is not None:
+        return job.traced.parameters.total
     return parameter_count(job.arch) if job.arch else job.params
 
 

@@ -147,15 +147,23 @@ def from_hf_config(config: dict) -> Architecture:
         raise ConfigError(f"config.json: {exc}") from None
 
 
-def load_hf_config(path: str | Path) -> Architecture:
-    """Read a config.json (or a directory holding one)."""
+def read_config(path: str | Path) -> dict:
+    """The fields of a config.json (or of a directory holding one)."""
     path = Path(path)
     if path.is_dir():
         path = path / "config.json"
     try:
-        return from_hf_config(json.loads(path.read_text()))
+        config = json.loads(path.read_text())
     except (OSError, ValueError) as exc:
         raise ConfigError(f"cannot read {path}: {exc}") from None
+    if not isinstance(config, dict):
+        raise ConfigError(f"{path}: config.json must hold a JSON object")
+    return config
+
+
+def load_hf_config(path: str | Path) -> Architecture:
+    """Read a config.json (or a directory holding one)."""
+    return from_hf_config(read_config(path))
 
 
 def hub_cache() -> Path:

@@ -116,7 +116,8 @@ def _stage(groups: list[TensorGroup], arch: Architecture, pp: int) -> list[Tenso
     per_stage = ceil_div(arch.layers, pp)
     layer = [replace(g, count=ceil_div(g.count * per_stage, arch.layers)) for g in groups]
     layer = [g for g in layer if g.name.startswith("layers.")]
-    first = layer + [g for g in groups if g.role in ("embedding", "position")]
+    # "flat": what the formula does not shape (a vision tower, traced): it runs first
+    first = layer + [g for g in groups if g.role in ("embedding", "position", "flat")]
     last = layer + [g for g in groups if g.role == "lm_head" or g.name.startswith("final_norm")]
     if arch.tied_embeddings:
         last += [replace(g, role="lm_head") for g in groups if g.role == "embedding"]

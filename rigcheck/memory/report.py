@@ -46,6 +46,16 @@ def verdict(report: dict) -> str:
     return f"[red]does not fit[/red]: {format_bytes(-headroom)} short"
 
 
+def sources(report: dict) -> str:
+    """How each figure was obtained: traced on transformers' meta-device model, or formula."""
+    line = f"parameters: {report['params_source']}; activations: {report['activations_source']}"
+    traced = report.get("trace")
+    if traced:
+        parts = ", ".join(f"{k} {v:,}" for k, v in traced["parts"].items() if v)
+        line += f" ({traced['model_class']} on meta: {parts})"
+    return line
+
+
 def print_table(report: dict, console: Console | None = None) -> None:
     """Print the table, the notes that qualify it, and the verdict."""
     console = console or Console()
@@ -55,6 +65,7 @@ def print_table(report: dict, console: Console | None = None) -> None:
         console.print(
             f"mixture of experts: {report['active_params']:,} parameters active per token"
         )
+    console.print(sources(report))
     if not report["activations_modelled"]:
         console.print("note: activations not modelled: --params gives no shapes; use --model")
     if report["host_bytes"]:

@@ -29,4 +29,6 @@ def print_time(report: dict, console: Console | None = None) -> None:
         f"{estimate['hardware_flops_per_token']:,} run; "
         f"{estimate['mfu_of_matmul']:.0%} of the matmul rate"
     )
+    if estimate.get("bubble_fraction"):
+        console.print(f"  pipeline bubble: {estimate['bubble_fraction']:.1%} of each step")
     console.print(f"  figures: {estimate['rates']['source']}")

@@ -7,13 +7,18 @@ The model, stated:
   counted non-causal). LoRA/QLoRA: the frozen matmuls need no weight gradient, 4 x N, plus
   6 x the adapters. Full recomputation runs the forward again: + 2 x N + 4 x L x q x s (the
   hardware FLOPs llm-foundry calls HFU); selective recomputation + 4 x L x q x s.
-- A GPU does its share (tensor, pipeline, context parallelism split a token's FLOPs; the pipeline
-  bubble is not counted) at `achieved` = matmul TFLOP/s x achieved fraction: the share of its
-  measured matmul rate that real training steps reach (norms, activations, optimizer, kernel
-  launches, communication not hidden), itself taken from a measured training run.
+- A GPU does its share (tensor, pipeline, context parallelism split a token's FLOPs) at
+  `achieved` = matmul TFLOP/s x achieved fraction: the share of its measured matmul rate that
+  real training steps reach (norms, activations, optimizer, kernel launches, communication not
+  hidden), itself taken from a measured training run.
 - Data-parallel gradient traffic (all-reduce, or ZeRO/FSDP's reduce-scatter + all-gathers) runs
   at the all-reduce bus bandwidth and overlaps the backward pass: the step takes the longer of
   the two.
+- Pipeline parallelism idles each stage while the pipeline fills and drains: with p stages and
+  m micro-batches per step, 1F1B takes (m + p - 1)/m of the ideal time (the bubble is
+  (p-1)/(m+p-1) of the step), and the interleaved schedule with v model chunks per stage
+  1 + (p-1)/(v m) (Narayanan et al. 2021, "Efficient Large-Scale Language Model Training on GPU
+  Clusters Using Megatron-LM", sections 2.2.1-2.2.2).
 """
 
 import argparse
@@ -91,26 +96,43 @@ def gradient_traffic_bytes(job: Job) -> int:
     return grads * 3 // 2 if job.zero == 3 else grads
 
 
-def step_seconds(job: Job, rates: Rates) -> dict:
-    """Seconds of one optimizer step (micro-batch per GPU, no gradient accumulation)."""
+def pipeline_stretch(pp: int, microbatches: int, chunks: int = 1) -> float:
+    """How much longer a step takes than its compute alone, for the pipeline bubble: 1F1B
+    (m + p - 1)/m, interleaved with v chunks per stage 1 + (p - 1)/(v m); 1 without a pipeline."""
+    if microbatches < 1 or chunks < 1:
+        raise ConfigError("--microbatches and --interleave must be >= 1")
+    return 1 + (pp - 1) / (chunks * microbatches)
+
+
+def step_seconds(job: Job, rates: Rates, microbatches: int = 1, chunks: int = 1) -> dict:
+    """Seconds of one optimizer step: `microbatches` micro-batches per data-parallel rank (the
+    pipeline's m; gradient accumulation without one), through the pipeline's bubble."""
     if job.arch is None or job.inference:
         raise ConfigError("a time estimate needs a training job on a model: give --model")
-    tokens = job.batch * job.seq  # per data-parallel rank
+    tokens = job.batch * job.seq * microbatches  # per data-parallel rank
     flops = tokens * hardware_flops_per_token(job) / (job.tp * job.pp * job.cp)
-    compute = flops / (rates.matmul_tflops * 1e12 * rates.achieved_fraction)
+    stretch = pipeline_stretch(job.pp, microbatches, chunks)
+    compute = stretch * flops / (rates.matmul_tflops * 1e12 * rates.achieved_fraction)
     traffic = gradient_traffic_bytes(job)
     if traffic and rates.busbw_gbps is None:
         raise ConfigError("data parallelism needs the all-reduce bus bandwidth: give --busbw")
     comm = traffic / (rates.busbw_gbps * 1e9) if traffic else 0.0
-    return {"compute_s": compute, "communication_s": comm, "step_s": max(compute, comm)}
+    return {
+        "compute_s": compute,
+        "communication_s": comm,
+        "step_s": max(compute, comm),
+        "bubble_fraction": 1 - 1 / stretch,
+    }
 
 
-def time_to_train(job: Job, rates: Rates, tokens: int = 0, steps: int = 0) -> dict:
+def time_to_train(
+    job: Job, rates: Rates, tokens: int = 0, steps: int = 0, microbatches: int = 1, chunks: int = 1
+) -> dict:
     """Tokens per second (whole job), steps and wall time for `tokens` or `steps` (JSON-ready)."""
     if (tokens > 0) == (steps > 0):
         raise ConfigError("give the job's length once: --tokens N or --steps N")
-    step = step_seconds(job, rates)
-    per_step = job.batch * job.seq * job.dp
+    step = step_seconds(job, rates, microbatches, chunks)
+    per_step = job.batch * job.seq * job.dp * microbatches
     steps = steps or -(-tokens // per_step)
     tokens_per_s = per_step / step["step_s"]
     return {
@@ -230,14 +252,22 @@ def _positive(what: str, most: float = math.inf):
     return parse
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: the steps are a whole number above 0")
-    return value
+def _count(what: str):
+    """An argparse type: a whole number above 0, else a usage error naming `what`."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = 0
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"{text!r}: {what} are a whole number above 0")
+        return value
+
+    return parse
+
+
+_positive_int = _count("the steps")
 
 
 def add_time_arguments(parser) -> None:
@@ -256,3 +286,11 @@ def add_time_arguments(parser) -> None:
     )  # fmt: skip
     group.add_argument("--busbw", type=_positive("the bus bandwidth"), metavar="GBPS",
                        help="all-reduce bus bandwidth GB/s")  # fmt: skip
+    group.add_argument(
+        "--microbatches", type=_count("the micro-batches"), default=1, metavar="M",
+        help="micro-batches per step and data-parallel rank (the pipeline's m; default 1)",
+    )  # fmt: skip
+    group.add_argument(
+        "--interleave", type=_count("the model chunks per stage"), default=1, metavar="V",
+        help="model chunks per pipeline stage (Megatron's interleaved 1F1B; default 1)",
+    )  # fmt: skip

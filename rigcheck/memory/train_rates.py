@@ -73,3 +73,26 @@ HELD_OUT = (
     Run("h100", "7b", 4096, 16, True, 8611),
     Run("h100", "30b", 2048, 3, True, 2002),
 )
+
+
+# Held out at scale: Megatron-Turing NLG 530B (Smith et al. 2022, arXiv:2201.11990, section 2.4,
+# as quoted in cli99/llm-analysis examples/megatron-turing-nlg/README.md): 105 layers, hidden
+# 20480, 128 heads, vocabulary 50272, 2048 tokens, global batch 1920 sequences, tensor 8 x
+# pipeline 35 on DGX A100 nodes (8 GPUs each), micro-batch 1 with activation checkpointing.
+# (nodes, seconds per iteration, TFLOP/s per GPU the paper reports)
+MT_NLG_SOURCE = "Smith et al. 2022 (arXiv:2201.11990) sec. 2.4, via cli99/llm-analysis"
+MT_NLG = ((280, 60.1, 126), (350, 50.2, 121), (420, 44.4, 113))
+
+
+def mt_nlg_job(nodes: int) -> tuple[Job, int]:
+    """MT-NLG 530B's job on `nodes` DGX A100s, and its micro-batches per pipeline per step."""
+    arch = Architecture(
+        vocab=50272, hidden=20480, layers=105, heads=128, kv_heads=128, mlp_width=81920,
+        gated_mlp=False, tied_embeddings=True, norm="layer", bias="all", positions=2048,
+    )  # fmt: skip
+    gpus = 8 * nodes
+    job = Job(
+        arch=arch, seq=2048, batch=1, gpus=gpus, tp=8, pp=35, checkpointing="full",
+        framework="megatron", zero=1,
+    )  # fmt: skip
+    return job, 1920 // job.dp
