@@ -8,6 +8,7 @@ import statistics
 from pathlib import Path
 from typing import Any
 
+from rigcheck.fleet.fields import fleet_fields
 from rigcheck.fleet.nodes import FleetInputError, Node, check_one_class
 from rigcheck.history import store
 from rigcheck.history.series import class_series
@@ -17,7 +18,7 @@ def nodes_from_history(engine: Any, url: str) -> list[Node]:
     """One Node per host in the store, with its latest run's certificate (found in SQL: the
     store's other runs and certificates are never read)."""
     nodes = [
-        Node(run["node"], Path(f"{url}#{run['run_id']}"), run["certificate"])
+        Node(run["node"], Path(f"{url}#{run['run_id']}"), fleet_fields(run["certificate"], url))
         for run in store.latest_runs(engine)
         if run["certificate"] is not None
     ]
