@@ -63,7 +63,7 @@ def test_record_step(benchmark, quick, size):
 
     benchmark.group = "history record step"
     benchmark.extra_info["peak_mib"] = peak_mib(lambda: remember_run(*one_run()[0]))
-    lines = benchmark.pedantic(remember_run, setup=one_run, rounds=5, iterations=1)
+    lines = benchmark.pedantic(remember_run, setup=one_run, rounds=3, iterations=1)
     assert not any(line.startswith("history not kept") for _, line in lines), lines
 
 
@@ -72,7 +72,7 @@ def test_node_history(benchmark, size):
     url = stored(size)
     benchmark.group = "history node view"
     benchmark.extra_info["peak_mib"] = peak_mib(lambda: quiet("history", NODE, "--history", url))
-    assert benchmark.pedantic(quiet, args=("history", NODE, "--history", url), rounds=3) == 0
+    assert benchmark.pedantic(quiet, args=("history", NODE, "--history", url), rounds=2) == 0
 
 
 @pytest.mark.parametrize("size", SIZES)
@@ -81,12 +81,12 @@ def test_fleet_from_history(benchmark, size, tmp_path):
     argv = ("fleet", "--from-history", url, "-o", str(tmp_path / "fleet.html"), "--force")
     benchmark.group = "fleet --from-history (1,000 nodes)"
     benchmark.extra_info["peak_mib"] = peak_mib(lambda: quiet(*argv))
-    assert benchmark.pedantic(quiet, args=argv, rounds=2) in (0, 1)
+    assert benchmark.pedantic(quiet, args=argv, rounds=1) in (0, 1)
 
 
-@pytest.mark.parametrize("size", (200, 800))
+@pytest.mark.parametrize("size", (60, 180))
 def test_bytes_per_quick_run(benchmark, quick, size, tmp_path):
-    """Real quick-tier runs written by write_run on 20 nodes: the store's size per run once the
+    """Real quick-tier runs written by write_run on 3 nodes: the store's size per run once the
     retention window (each node's newest 10 passes keep a certificate) is full."""
     url = f"sqlite:///{tmp_path / 'store.db'}"
     certificate, facts = quick
@@ -94,8 +94,8 @@ def test_bytes_per_quick_run(benchmark, quick, size, tmp_path):
 
     def write_all():
         for i in range(size):
-            node = synthetic.node_name(i % 20)
-            at = synthetic.END + dt.timedelta(minutes=5 * (i // 20))
+            node = synthetic.node_name(i % 3)
+            at = synthetic.END + dt.timedelta(minutes=5 * (i // 3))
             store.write_run(engine, synthetic.run_of(certificate, node, at), facts)
 
     benchmark.group = "history write_run, per run (bytes in extra_info)"

@@ -48,3 +48,57 @@ def test_judging(benchmark, size, tmp_path):
     benchmark.extra_info["checks"] = checks
     benchmark.extra_info["per_check_ms"] = round(benchmark.stats.stats.median / checks * 1000, 1)
     print(f"\n{size} GPUs: {checks} checks, {benchmark.extra_info['per_check_ms']} ms per check")
+
+
+def checks_for(facts: dict, count: int) -> list[dict]:
+    """`count` checks shaped as the suites record them, each naming a GPU's serial."""
+    serials = [d["serial"] for d in facts["devices"]]
+    return [
+        {"id": f"suites/facts/test_x.py::test_x[gpu{i}]", "name": f"test_x[gpu{i}]",
+         "area": "facts", "file": "suites/facts/test_x.py", "line": 1, "outcome": "pass",
+         "phase": None, "message": f"serial {serials[i % len(serials)]} as expected",
+         "detail": None, "duration_s": 0.01, "warnings": [], "figures": []}
+        for i in range(count)
+    ]  # fmt: skip
+
+
+def rewrite_after_each_check(facts: dict, count: int, path: Path, kept: bool) -> None:
+    """What the session does while a run goes: append a check, write the certificate."""
+    from types import SimpleNamespace
+
+    from rigcheck.facts import Facts
+    from rigcheck.reports import certificate as cert
+    from rigcheck.reports.certificate_text import CertificateText
+
+    target = SimpleNamespace(spec=load_spec("h100"), how="named", facts=Facts(facts))
+    text = CertificateText(facts, unmask=False)
+    every = checks_for(facts, count)
+    checks: list[dict] = []
+    run = {"id": "r", "started_at": "2026-11-29T05:00:00Z", "args": [], "report_dir": "r"}
+    for check in every:
+        checks.append(check)
+        common = dict(run=run, target=target, checks=checks, selected=[c["id"] for c in every],
+                      exit_status=None, partial_reason="run in progress")  # fmt: skip
+        if kept:
+            certificate = cert.build_certificate(**common, mask_here=False)
+            cert.write_atomic(path, text.render(certificate))
+        else:
+            cert.write_certificate(path, cert.build_certificate(**common))
+
+
+@pytest.mark.parametrize("kept", [True, False], ids=["kept_parts", "whole_document"])
+@pytest.mark.parametrize("size", SIZES)
+def test_certificate_rewrites(benchmark, size, kept, tmp_path):
+    """The rewrites alone, checks as a real replay makes them (8 GPUs: 219, 32: 507; 12 per
+    GPU + 123). The whole-document way (every rewrite masks and dumps all, the final write's
+    way) runs at 8 and 32 GPUs only: at 72 it takes minutes."""
+    if not kept and size > 32:
+        pytest.skip("the whole-document way at 72 GPUs takes minutes")
+    facts = synthetic_snapshot(load_spec("h100"), size)
+    count = 12 * size + 123
+    benchmark.group = f"certificate rewrites ({'kept parts' if kept else 'whole document'})"
+    args = (facts, count, tmp_path / "certificate.json", kept)
+    benchmark.pedantic(rewrite_after_each_check, args=args, rounds=1, iterations=1)
+    per = benchmark.stats.stats.median / count * 1000
+    benchmark.extra_info["per_check_ms"] = round(per, 2)
+    print(f"\n{size} GPUs, {count} checks: {per:.2f} ms per check")
