@@ -18,6 +18,7 @@ from rigcheck.reports.cli import parse_noise
 from rigcheck.reports.plots import fmt_value
 
 DEFAULT_OUTPUT = "fleet.html"
+TABLE_NODES = 50  # past this the terminal summarizes: 20,000 rows are for the page, not a screen
 
 
 def add_parser(subparsers: Any) -> None:
@@ -94,9 +95,49 @@ def _nodes_and_reference(args: argparse.Namespace) -> tuple[list, dict[str, floa
 def print_fleet(verdict: FleetVerdict) -> None:
     from rich.console import Console
     from rich.markup import escape
-    from rich.table import Table
 
     console = Console()
+    if len(verdict.nodes) > TABLE_NODES:
+        console.print(summary_table(verdict))
+    else:
+        console.print(nodes_table(verdict))
+    console.print(f"! = more than {verdict.band:.0%} below the fleet median; figures: slowest GPU")
+    if not verdict.drain:
+        console.print("[green]no node to drain[/green]")
+        return
+    console.print(f"[red]{len(verdict.drain)} nodes to drain:[/red]")
+    for node, reasons in sorted(verdict.drain.items()):
+        for reason in reasons:
+            console.print(f"  {escape(node)}: {escape(reason)}", soft_wrap=True)
+
+
+def summary_table(verdict: FleetVerdict):
+    """A large fleet in a few rows: nodes per verdict, and each figure's spread."""
+    from collections import Counter
+
+    from rich.table import Table
+
+    verdicts = Counter(node.verdict for node in verdict.nodes)
+    shown = ", ".join(f"{count} {name}" for name, count in sorted(verdicts.items()))
+    table = Table(title=f"{len(verdict.nodes)} nodes: {shown}", title_justify="left")
+    for column in ("figure (slowest GPU)", "nodes", "min", "median", "max", "outliers !"):
+        table.add_column(column)
+    outliers = Counter(o.figure.split(" ")[0] for o in verdict.outliers)
+    for name in figure_names(verdict):
+        values = sorted(
+            entry["measured"]
+            for node in verdict.nodes
+            if (entry := worst_per_figure(node).get(name)) is not None
+        )
+        cells = (values[0], values[len(values) // 2], values[-1])
+        table.add_row(name, str(len(values)), *map(fmt_value, cells), str(outliers[name]))
+    return table
+
+
+def nodes_table(verdict: FleetVerdict):
+    from rich.markup import escape
+    from rich.table import Table
+
     names = figure_names(verdict)
     table = Table(title=f"{len(verdict.nodes)} nodes", title_justify="left")
     for column in ("node", "verdict", *names, "drain"):
@@ -112,12 +153,4 @@ def print_fleet(verdict: FleetVerdict) -> None:
         cells.append("DRAIN" if node.name in verdict.drain else "")
         style = "red" if node.name in verdict.drain else None
         table.add_row(*(escape(c) for c in cells), style=style)
-    console.print(table)
-    console.print(f"! = more than {verdict.band:.0%} below the fleet median; figures: slowest GPU")
-    if not verdict.drain:
-        console.print("[green]no node to drain[/green]")
-        return
-    console.print(f"[red]{len(verdict.drain)} nodes to drain:[/red]")
-    for node, reasons in sorted(verdict.drain.items()):
-        for reason in reasons:
-            console.print(f"  {escape(node)}: {escape(reason)}", soft_wrap=True)
+    return table

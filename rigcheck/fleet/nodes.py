@@ -7,7 +7,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rigcheck.reports.certificate import FILE_NAME, CertificateError, load_certificate
+from rigcheck.fleet.fields import fleet_fields
+from rigcheck.jsonfile import read_json
+from rigcheck.reports.certificate import FILE_NAME, CertificateError
 
 
 class FleetInputError(CertificateError):
@@ -50,10 +52,12 @@ def find_certificates(paths: list[str]) -> list[Path]:
 
 
 def load_nodes(paths: list[str]) -> list[Node]:
-    """One Node per host; a host run more than once counts with its latest run."""
+    """One Node per host; a host run more than once counts with its latest run. Each file is
+    reduced to the fields the fleet reads as it is read (rigcheck.fleet.fields)."""
     latest: dict[str, Node] = {}
     for file in find_certificates(paths):
-        certificate = load_certificate(file)  # CertificateError names the file and the spot
+        data = read_json(file, "certificate", CertificateError)
+        certificate = fleet_fields(data, str(file))  # CertificateError names the file and spot
         node = Node(_host_name(certificate, file), file, certificate)
         seen = latest.get(node.name)
         if seen is None or _started(node) > _started(seen):

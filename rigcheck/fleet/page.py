@@ -11,6 +11,12 @@ from rigcheck.fleet.nodes import Node
 from rigcheck.reports.html import STYLE
 from rigcheck.reports.plots import figure_chart, fmt_value
 
+# A page of 20,000 nodes must stay small enough to open (issue 43: 5,000 nodes made 12.9 MB, 88%
+# of it charts 130,000 px tall): past these, the table keeps the nodes to drain and each chart
+# the slowest nodes; the median is still of every node.
+TABLE_ROWS = 500
+CHART_BARS = 60
+
 
 def worst_per_figure(node: Node) -> dict[str, dict[str, Any]]:
     """figure name -> the node's lowest measurement of it (its slowest GPU)."""
@@ -65,7 +71,13 @@ def _nodes(verdict: FleetVerdict) -> str:
         f"<th>{escape(n)} (slowest GPU)</th>" for n in names
     )
     rows = []
-    for node in verdict.nodes:
+    shown = verdict.nodes
+    note = ""
+    if len(shown) > TABLE_ROWS:
+        shown = [node for node in shown if node.name in verdict.drain][:TABLE_ROWS]
+        note = (f'<p class="muted">{len(verdict.nodes)} nodes: the {len(shown)} to drain are '
+                "listed; every node's figures are in the charts' medians below</p>")  # fmt: skip
+    for node in shown:
         worst = worst_per_figure(node)
         cells = [f"<td>{escape(node.name)}</td>", f'<td><span class="badge b-{_badge(node)}">'
                  f"{escape(node.verdict)}</span></td>"]  # fmt: skip
@@ -79,7 +91,7 @@ def _nodes(verdict: FleetVerdict) -> str:
         drained = ' class="drained"' if node.name in verdict.drain else ""
         rows.append(f"<tr{drained}>{''.join(cells)}</tr>")
     table = f"<table><tr>{head}</tr>{''.join(rows)}</table>"
-    return f'<section id="nodes"><h2>Nodes</h2>{table}</section>'
+    return f'<section id="nodes"><h2>Nodes</h2>{note}{table}</section>'
 
 
 def _badge(node: Node) -> str:
@@ -98,9 +110,16 @@ def _distributions(verdict: FleetVerdict) -> str:
                 shown = "fail" if (node.name, name) in outlying else entry["verdict"]
                 entries.append({**entry, "label": node.name, "verdict": shown})
         median = statistics.median(e["measured"] for e in entries)
+        few = (
+            f"; the slowest {CHART_BARS} of {len(entries)} nodes"
+            if len(entries) > CHART_BARS
+            else ""
+        )
+        if few:
+            entries = sorted(entries, key=lambda e: e["measured"])[:CHART_BARS]
         blocks.append(
             f'<div class="figure"><h3>{escape(name)}</h3><p class="muted">fleet median of the '
-            f"slowest GPUs {fmt_value(median)} {escape(entries[0].get('unit', ''))}; red: "
+            f"slowest GPUs {fmt_value(median)} {escape(entries[0].get('unit', ''))}{few}; red: "
             f"failed its floor or more than {verdict.band:.0%} below the fleet median</p>"
             f"{figure_chart(entries)}</div>"
         )

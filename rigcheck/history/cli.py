@@ -1,5 +1,6 @@
 """`rigcheck history [NODE|SERIAL]`: the runs a store kept, figures over time, verdict changes,
-drifting figures, and GPUs seen failing before.
+drifting figures, and GPUs seen failing before. `rigcheck history prune`: delete old runs and
+old passing runs' certificates.
 
 Exit status: 0 (history is read, not judged), 2 when the store or the name cannot be found.
 """
@@ -13,8 +14,10 @@ from typing import Any
 
 from rigcheck.errors import HistoryError
 from rigcheck.history.location import ENV, shown_url, store_url
+from rigcheck.history.retention import KEEP_PASSES, KEEP_PASSES_ENV, LAST_RUNS
 
 DEFAULT_OUTPUT = "history.html"
+PRUNE = "prune"  # `rigcheck history prune`: the word is taken, not a node's name
 
 
 def add_parser(subparsers: Any) -> None:
@@ -32,19 +35,53 @@ def add_parser(subparsers: Any) -> None:
         "--history", metavar="URL",
         help=f"the store (default: ${ENV}, else ~/.local/share/rigcheck/history.db)",
     )  # fmt: skip
+    history.add_argument(
+        "--last", type=parse_count, default=LAST_RUNS, metavar="N",
+        help=f"show the newest N runs (default {LAST_RUNS}; 0: every run)",
+    )  # fmt: skip
+    history.add_argument(
+        "--older-than", type=parse_age, metavar="AGE",
+        help="prune: delete the runs older than this, e.g. 90d, 12h (default: keep every run)",
+    )  # fmt: skip
+    history.add_argument(
+        "--keep-passes", type=parse_count, metavar="N",
+        help=f"prune: keep the certificates of each node's newest N passing runs (default: "
+        f"${KEEP_PASSES_ENV}, else {KEEP_PASSES}; failures' are kept until their run is pruned)",
+    )  # fmt: skip
     history.add_argument("--html", metavar="FILE", help="also write the figures as an HTML page")
     history.add_argument("--force", action="store_true", help="overwrite the page if it exists")
     history.set_defaults(func=run_history)
 
 
+def parse_count(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a count: write a whole number, e.g. 50")
+    return int(text)
+
+
+def parse_age(text: str) -> int:
+    """'90d' -> seconds (rigcheck.facts.kernel_log.reader's durations: s, m, h, d)."""
+    from rigcheck.facts.kernel_log.reader import parse_window
+
+    try:
+        seconds = parse_window(text)
+    except ValueError:
+        seconds = None
+    if seconds is None:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an age: write e.g. 90d, 12h or 30m")
+    return seconds
+
+
 def run_history(args: argparse.Namespace) -> int:
     from rigcheck.history import report
 
+    if args.who == PRUNE:
+        return run_prune(args)
     if args.html and Path(args.html).exists() and not args.force:
         raise HistoryError(f"{args.html} exists: name another with --html, or pass --force")
     engine = open_for_reading(args.history)
     try:
-        view = report.build_view(engine, args.who)
+        view = report.build_view(engine, args.who, args.last or None)
     finally:
         engine.dispose()
     report.print_view(view)
@@ -56,6 +93,30 @@ def run_history(args: argparse.Namespace) -> int:
         page = render_history(view.title, view.runs, view.drifts, view.notes, changes)
         write_atomic(Path(args.html), page)
         print(f"wrote {args.html}", file=sys.stderr)
+    return 0
+
+
+def run_prune(args: argparse.Namespace) -> int:
+    import datetime as dt
+
+    from rigcheck.history.retention import keep_passes
+    from rigcheck.history.store import prune
+
+    cutoff = None
+    if args.older_than is not None:
+        moment = dt.datetime.now(dt.timezone.utc) - dt.timedelta(seconds=args.older_than)
+        cutoff = moment.strftime("%Y-%m-%dT%H:%M:%S")
+    keep = max(1, args.keep_passes) if args.keep_passes is not None else keep_passes()
+    engine = open_for_reading(args.history)
+    try:
+        runs, certificates = prune(engine, cutoff, keep)
+    finally:
+        engine.dispose()
+    since = f" started before {cutoff}Z" if cutoff else ""
+    print(
+        f"pruned {runs} runs{since} and {certificates} certificates of passing runs "
+        f"(kept: each node's newest {keep})"
+    )
     return 0
 
 

@@ -8,6 +8,7 @@ from typing import Any
 from rigcheck.errors import HistoryError
 from rigcheck.history import store
 from rigcheck.history.changes import Change, verdict_changes
+from rigcheck.history.retention import LAST_RUNS
 from rigcheck.history.rows import board_key
 from rigcheck.history.trends import Drift, drifts, spec_bands
 
@@ -22,34 +23,44 @@ class View:
     changes: list[Change] = field(default_factory=list)
     drifts: list[Drift] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # GPUs seen failing before
+    total: int | None = None  # runs stored for the title, when more than shown
+
+    @property
+    def shown(self) -> str:
+        if self.total is not None and self.total > len(self.runs):
+            return f"the last {len(self.runs)} of {self.total:,} runs"
+        return f"{len(self.runs)} runs"
 
 
-def build_view(engine: Any, who: str | None) -> View:
-    title, runs = select_runs(engine, who)
-    view = View(title, runs, verdict_changes(runs))
+def build_view(engine: Any, who: str | None, last: int | None = LAST_RUNS) -> View:
+    """The newest `last` runs (None: all) of a node, a board or the store, and what they show."""
+    title, runs, total = select_runs(engine, who, last)
+    view = View(title, runs, verdict_changes(runs), total=total)
     view.drifts = drifts(runs, spec_bands({r["class_name"] for r in runs if r["class_name"]}))
     view.notes = returning_boards(engine, runs)
     return view
 
 
-def select_runs(engine: Any, who: str | None) -> tuple[str, list[dict[str, Any]]]:
+def select_runs(
+    engine: Any, who: str | None, last: int | None
+) -> tuple[str, list[dict[str, Any]], int | None]:
+    """(title, the newest `last` runs oldest first, how many the store holds when known)."""
     if who is None:
-        return "every run", store.load_runs(engine)
-    nodes = store.node_names(engine)
-    if who in nodes:
-        return f"node {who}", store.load_runs(engine, node=who)
+        return "every run", store.load_runs(engine, last=last), store.count_runs(engine)
+    if store.has_node(engine, who):
+        runs = store.load_runs(engine, node=who, last=last)
+        return f"node {who}", runs, store.count_runs(engine, node=who)
     keys = [board_key(who)]
-    run_keys = store.run_keys_for_board(engine, keys[0])
-    if not run_keys:
+    runs = store.load_runs(engine, run_keys=store.board_runs(keys), last=last)
+    if not runs:
         tail = who.rsplit(MASK_MARK, 1)[-1]
         keys = store.board_keys_for_tail(engine, tail) if len(tail) >= 4 else []
-        run_keys = sorted({k for key in keys for k in store.run_keys_for_board(engine, key)})
-    if not run_keys:
+        runs = store.load_runs(engine, run_keys=store.board_runs(keys), last=last) if keys else []
+    if not runs:
+        nodes = store.node_names(engine, limit=11)
         shown = ", ".join(nodes[:10]) + (" …" if len(nodes) > 10 else "") or "none yet"
         raise _not_found(who, shown)
-    return f"GPU {who}", [
-        only_board(run, set(keys)) for run in store.load_runs(engine, run_keys=run_keys)
-    ]
+    return f"GPU {who}", [only_board(run, set(keys)) for run in runs], None
 
 
 def only_board(run: dict[str, Any], keys: set[str]) -> dict[str, Any]:
@@ -114,7 +125,7 @@ def print_view(view: View) -> None:
 def runs_table(view: View):
     from rich.table import Table
 
-    table = Table(title=f"{view.title}: {len(view.runs)} runs", title_justify="left")
+    table = Table(title=f"{view.title}: {view.shown}", title_justify="left")
     for column in ("started", "node", "class", "facts", "verdict", "failed"):
         table.add_column(column, overflow="fold")
     for run in view.runs:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from typing import Any
 
@@ -49,7 +48,7 @@ def run_row(certificate: dict[str, Any]) -> dict[str, Any]:
         "verdict": certificate["verdict"],
         "exit_status": certificate.get("exit_status"),
         "started_at": run["started_at"],
-        "certificate": json.dumps(certificate, sort_keys=True),
+        "root_cause": certificate.get("root_cause"),
     }
 
 

@@ -89,14 +89,17 @@ def board_warnings(engine: Any, certificate: dict, facts: dict) -> list[str]:
 
 
 def run_drifts(engine: Any, certificate: dict) -> list[str]:
-    """The figures of this run that drifted against this node's own earlier runs."""
-    from rigcheck.history import rows, store
-    from rigcheck.history.trends import drifts, spec_bands
+    """The figures of this run that drifted against this node's own earlier runs: read from the
+    node's pre-aggregated series (rigcheck.history.series), a few rows at any history size."""
+    from rigcheck.history import rows
+    from rigcheck.history.series import node_series
+    from rigcheck.history.trends import series_drifts, spec_bands
 
-    runs = store.load_runs(engine, node=rows.node_name(certificate))
+    with engine.connect() as connection:
+        found = node_series(connection, rows.node_name(certificate))
     classes = {certificate["class"].get("name")} - {None}
     started = certificate["run"]["started_at"]
-    return [d.text() for d in drifts(runs, spec_bands(classes)) if d.last == started]
+    return [d.text() for d in series_drifts(found, spec_bands(classes)) if d.last == started]
 
 
 def board_line(board: dict, sightings: list) -> str:

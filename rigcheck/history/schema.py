@@ -1,9 +1,27 @@
 """The store's tables (SQLAlchemy Core). Changing them means a new alembic revision
-(rigcheck/history/migrations/versions/), which a test compares with these definitions."""
+(rigcheck/history/migrations/versions/), which a test compares with these definitions.
+
+A run is rows a database indexes (runs, gpus, the checks that did not pass, figures); its whole
+certificate is kept compressed and only for a while (certificates: failures, and each node's
+newest passes); `series` holds each node's figure series pre-aggregated to a bounded window, so
+that the check every run pays reads a few rows however long the history (issue 43)."""
 
 from __future__ import annotations
 
-from sqlalchemy import Column, Float, ForeignKey, Integer, MetaData, String, Table, Text
+from sqlalchemy import (
+    Column,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Table,
+    Text,
+)
+
+HEAD = "0002"  # the newest revision: a store at it is opened without running alembic
 
 metadata = MetaData()
 
@@ -19,7 +37,30 @@ runs = Table(
     Column("verdict", String(20), nullable=False),
     Column("exit_status", Integer),
     Column("started_at", String(40), nullable=False, index=True),  # ISO 8601 UTC: sorts as text
-    Column("certificate", Text, nullable=False),  # the certificate as written (masked unless not)
+    Column("root_cause", Text),  # the certificate's root_cause line
+    # The latest run per node and a node's newest runs, read from the index alone.
+    Index("ix_runs_node_started_at", "node", "started_at"),
+)
+
+certificates = Table(
+    "certificates",
+    metadata,
+    Column("run", Integer, ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
+    Column("body", LargeBinary, nullable=False),  # zlib of the certificate's JSON as written
+)
+
+series = Table(
+    "series",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("node", String(255), nullable=False),
+    Column("series", String(220), nullable=False),  # "figure label", e.g. "matmul_bf16_tflops gpu1"
+    Column("figure", String(100), nullable=False),
+    Column("unit", String(30)),
+    Column("class_name", String(100)),  # of the latest run that measured it
+    Column("runs", Integer, nullable=False),  # every run that measured it, not only the window's
+    Column("recent", Text, nullable=False),  # JSON [[started_at, value], ...]: the newest WINDOW
+    Index("ix_series_node_series", "node", "series", unique=True),
 )
 
 gpus = Table(
@@ -41,7 +82,7 @@ checks = Table(
     Column("run", Integer, ForeignKey("runs.id", ondelete="CASCADE"), nullable=False, index=True),
     Column("check_id", Text, nullable=False),
     Column("name", Text, nullable=False),
-    Column("outcome", String(20), nullable=False),
+    Column("outcome", String(20), nullable=False),  # only checks that did not pass or skip
     Column("gpu", Integer),  # the GPU index the check is about, when it names one
     Column("message", Text),  # its first line
 )

@@ -1,8 +1,13 @@
-"""The history store: open (and migrate) it, write a run, read runs back."""
+"""The history store: open (and migrate) it, write a run, read runs back.
+
+Readers read only what they show: rows and figures, never certificates, except for the one
+certificate per node that `rigcheck fleet --from-history` judges."""
 
 from __future__ import annotations
 
 import json
+import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -11,13 +16,16 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine, make_url
 
 from rigcheck.history import rows
-from rigcheck.history.schema import checks, figures, gpus, runs
+from rigcheck.history.retention import keep_passes
+from rigcheck.history.schema import HEAD, certificates, checks, figures, gpus, runs
+from rigcheck.history.series import update_series
 
 MIGRATIONS = Path(__file__).with_name("migrations")
 # A database server that does not answer must not hold a finished run for minutes (TCP's own
 # connect timeout): its drivers' connect_timeout, in seconds, unless the URL sets one.
 CONNECT_TIMEOUT_S = 10
 SERVER_BACKENDS = ("postgresql", "mysql", "mariadb")
+NOT_STORED = ("pass", "skip")  # check outcomes that are no rows: the certificate has them
 
 
 @dataclass(frozen=True)
@@ -54,6 +62,10 @@ def connect_args(parsed: sa.URL) -> dict[str, Any]:
 
 
 def migrate(connection: Connection) -> None:
+    """Run alembic only when the store is not at HEAD: its import and scripts cost more than
+    the rest of a run's record step."""
+    if revision(connection) == HEAD:
+        return
     from alembic import command
     from alembic.config import Config
 
@@ -63,24 +75,68 @@ def migrate(connection: Connection) -> None:
     command.upgrade(config, "head")
 
 
+def revision(connection: Connection) -> str | None:
+    if not sa.inspect(connection).has_table("alembic_version"):
+        return None
+    return connection.execute(sa.text("SELECT version_num FROM alembic_version")).scalar()
+
+
 def write_run(engine: Engine, certificate: dict[str, Any], facts: dict[str, Any]) -> None:
-    """One run with its GPUs, checks and figures; a run written again replaces itself."""
+    """One run with its GPUs, failed checks and figures, its certificate compressed, its
+    figures folded into the node's series; a run written again replaces itself."""
     unmask = not certificate.get("masked", True)
     run = rows.run_row(certificate)
+    figure_rows = rows.figure_rows(certificate)
+    check_rows = [c for c in rows.check_rows(certificate, facts) if c["outcome"] not in NOT_STORED]
     with engine.begin() as connection:
         old = connection.execute(sa.select(runs.c.id).where(runs.c.run_id == run["run_id"]))
-        for (old_id,) in old.all():
-            for table in (figures, checks, gpus):
-                connection.execute(table.delete().where(table.c.run == old_id))
-            connection.execute(runs.delete().where(runs.c.id == old_id))
+        delete_runs(connection, [old_id for (old_id,) in old.all()])
         run_key = connection.execute(runs.insert().values(**run)).inserted_primary_key[0]
         for table, values in (
             (gpus, rows.gpu_rows(facts, unmask)),
-            (checks, rows.check_rows(certificate, facts)),
-            (figures, rows.figure_rows(certificate)),
+            (checks, check_rows),
+            (figures, figure_rows),
         ):
             if values:
                 connection.execute(table.insert(), [{**v, "run": run_key} for v in values])
+        connection.execute(certificates.insert().values(run=run_key, body=pack(certificate)))
+        update_series(connection, run["node"], run["class_name"], run["started_at"], figure_rows)
+        drop_old_pass_certificates(connection, run["node"], keep_passes())
+
+
+def pack(certificate: dict[str, Any]) -> bytes:
+    return zlib.compress(json.dumps(certificate, separators=(",", ":")).encode(), 6)
+
+
+def unpack(body: bytes) -> dict[str, Any]:
+    return json.loads(zlib.decompress(body))
+
+
+def delete_runs(connection: Connection, ids: list[int]) -> None:
+    if not ids:
+        return
+    for table in (figures, checks, gpus, certificates):
+        connection.execute(table.delete().where(table.c.run.in_(ids)))
+    connection.execute(runs.delete().where(runs.c.id.in_(ids)))
+
+
+def drop_old_pass_certificates(connection: Connection, node: str | None, keep: int) -> int:
+    """Certificates of passing runs past each node's newest `keep` (of one node, or all)."""
+    kept = (
+        sa.select(runs.c.id, runs.c.node, runs.c.verdict)
+        .select_from(runs.join(certificates, certificates.c.run == runs.c.id))
+        .add_columns(
+            sa.func.row_number()
+            .over(partition_by=runs.c.node, order_by=(runs.c.started_at.desc(), runs.c.id.desc()))
+            .label("newest")
+        )
+        .where(runs.c.verdict == "pass")
+    )
+    if node is not None:
+        kept = kept.where(runs.c.node == node)
+    ranked = kept.subquery()
+    old = sa.select(ranked.c.id).where(ranked.c.newest > keep)
+    return connection.execute(certificates.delete().where(certificates.c.run.in_(old))).rowcount
 
 
 def failing_sightings(
@@ -122,17 +178,16 @@ def failing_sightings(
     return found
 
 
-def node_names(engine: Engine) -> list[str]:
+def node_names(engine: Engine, limit: int | None = None) -> list[str]:
+    query = sa.select(runs.c.node).distinct().order_by(runs.c.node).limit(limit)
     with engine.connect() as connection:
-        return list(
-            connection.execute(sa.select(runs.c.node).distinct().order_by(runs.c.node)).scalars()
-        )
+        return list(connection.execute(query).scalars())
 
 
-def run_keys_for_board(engine: Engine, key: str) -> list[int]:
-    query = sa.select(gpus.c.run).where(sa.or_(gpus.c.serial_key == key, gpus.c.uuid_key == key))
+def has_node(engine: Engine, node: str) -> bool:
+    query = sa.select(runs.c.id).where(runs.c.node == node).limit(1)
     with engine.connect() as connection:
-        return sorted(set(connection.execute(query).scalars()))
+        return connection.execute(query).first() is not None
 
 
 def board_keys_for_tail(engine: Engine, tail: str) -> list[str]:
@@ -149,25 +204,28 @@ def board_keys_for_tail(engine: Engine, tail: str) -> list[str]:
 
 
 def load_runs(
-    engine: Engine, node: str | None = None, run_keys: list[int] | None = None
+    engine: Engine,
+    node: str | None = None,
+    run_keys: sa.Select | list[int] | None = None,
+    last: int | None = None,
 ) -> list[dict[str, Any]]:
-    """Runs oldest first, each a dict of its row with `figures`, `failed` and `gpus` lists."""
-    query = sa.select(runs).order_by(runs.c.started_at, runs.c.id)
+    """The newest `last` runs (all when None), oldest first, each a dict of its row with
+    `figures`, `failed` and `gpus` lists. `run_keys`: run ids, or a query that selects them."""
+    query = sa.select(runs).order_by(runs.c.started_at.desc(), runs.c.id.desc()).limit(last)
     if node is not None:
         query = query.where(runs.c.node == node)
     if run_keys is not None:
         query = query.where(runs.c.id.in_(run_keys))
     with engine.connect() as connection:
-        found = [dict(r._mapping) for r in connection.execute(query)]
-        ids = [r["id"] for r in found]
-        by_run = {i: {"figures": [], "failed": [], "gpus": []} for i in ids}
-        if ids:
+        found = [dict(r._mapping) for r in connection.execute(query)][::-1]
+        by_run = {r["id"]: {"figures": [], "failed": [], "gpus": []} for r in found}
+        for chunk in _chunks(list(by_run)):
             for table, key, where in (
                 (figures, "figures", True),
                 (checks, "failed", checks.c.outcome == "fail"),
                 (gpus, "gpus", True),
             ):
-                query = sa.select(table).where(table.c.run.in_(ids)).where(where)
+                query = sa.select(table).where(table.c.run.in_(chunk)).where(where)
                 for row in connection.execute(query.order_by(table.c.id)):
                     by_run[row.run][key].append(dict(row._mapping))
     for run in found:
@@ -175,9 +233,73 @@ def load_runs(
     return found
 
 
+def _chunks(ids: list[int], size: int = 900) -> Iterator[list[int]]:
+    """IN lists under SQLite's bound-parameter limit (999 before 3.32)."""
+    for start in range(0, len(ids), size):
+        yield ids[start : start + size]
+
+
+def count_runs(engine: Engine, node: str | None = None) -> int:
+    query = sa.select(sa.func.count()).select_from(runs)
+    if node is not None:
+        query = query.where(runs.c.node == node)
+    with engine.connect() as connection:
+        return connection.execute(query).scalar_one()
+
+
+def board_runs(keys: list[str]) -> sa.Select:
+    """The ids of runs that had one of these boards (serial or UUID digests)."""
+    return sa.select(gpus.c.run).where(
+        sa.or_(gpus.c.serial_key.in_(keys), gpus.c.uuid_key.in_(keys))
+    )
+
+
+def latest_runs(engine: Engine) -> Iterator[dict[str, Any]]:
+    """Each node's latest run with its certificate (None where pruned), by node name: the
+    latest per node is found in SQL, from the (node, started_at) index."""
+    newest = (
+        sa.select(runs.c.node, sa.func.max(runs.c.started_at).label("at"))
+        .group_by(runs.c.node)
+        .subquery()
+    )
+    query = (
+        sa.select(runs.c.id, runs.c.run_id, runs.c.node, runs.c.started_at, certificates.c.body)
+        .join(newest, sa.and_(runs.c.node == newest.c.node, runs.c.started_at == newest.c.at))
+        .outerjoin(certificates, certificates.c.run == runs.c.id)
+        .order_by(runs.c.node, runs.c.id.desc())
+    )
+    with engine.connect() as connection:
+        node = None
+        for row in connection.execute(query.execution_options(yield_per=200)):
+            if row.node == node:
+                continue  # two runs of one node started in the same second: the later written
+            node = row.node
+            body = row.body
+            yield {**row._mapping, "certificate": unpack(body) if body is not None else None}
+
+
 def latest_certificates(engine: Engine) -> list[dict[str, Any]]:
     """The latest run's certificate of every node (what `rigcheck fleet --from-history` judges)."""
-    latest: dict[str, dict[str, Any]] = {}
-    for run in load_runs(engine):
-        latest[run["node"]] = run  # oldest first: the last one kept is the newest
-    return [json.loads(run["certificate"]) for _, run in sorted(latest.items())]
+    return [run["certificate"] for run in latest_runs(engine) if run["certificate"] is not None]
+
+
+def certificate_of(engine: Engine, run_key: int) -> dict[str, Any] | None:
+    query = sa.select(certificates.c.body).where(certificates.c.run == run_key)
+    with engine.connect() as connection:
+        body = connection.execute(query).scalar()
+    return unpack(body) if body is not None else None
+
+
+def prune(engine: Engine, older_than: str | None, keep: int) -> tuple[int, int]:
+    """Delete runs started before `older_than` (ISO 8601 UTC), then the certificates of passing
+    runs past each node's newest `keep`: (runs deleted, certificates deleted). The series keep
+    their windows: drift still has its baseline."""
+    with engine.begin() as connection:
+        gone = 0
+        if older_than is not None:
+            old = sa.select(runs.c.id).where(runs.c.started_at < older_than)
+            ids = list(connection.execute(old).scalars())
+            for chunk in _chunks(ids):
+                delete_runs(connection, chunk)
+            gone = len(ids)
+        return gone, drop_old_pass_certificates(connection, None, keep)

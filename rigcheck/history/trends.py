@@ -131,15 +131,31 @@ def drifts(runs: list[dict], bands: dict[str, float]) -> list[Drift]:
     return found
 
 
+def series_drifts(found: list[dict], bands: dict[str, float]) -> list[Drift]:
+    """Every drifting series of a node's pre-aggregated series (rigcheck.history.series): the
+    same judgement as drifts(), on each series' window of newest values."""
+    out = []
+    for row in found:
+        points = [Point(at, value) for at, value in row["recent"]]
+        band = bands.get(row["figure"], DEFAULT_BAND)
+        result = drift(row["node"], row["series"], row["unit"] or "", points, band)
+        if result is not None:
+            out.append(result)
+    return out
+
+
 def spec_bands(class_names: set[str]) -> dict[str, float]:
-    """Each figure's warn_band from the classes' specs (the narrowest when classes differ)."""
-    from rigcheck.spec import load_all
+    """Each figure's warn_band from the classes' specs (the narrowest when classes differ). Only
+    the named classes' files are read, and not validated again (the run validated its own):
+    validating every class's cost a run's record step 0.5 s."""
+    import json
+
+    from rigcheck.spec import known_classes, spec_dir
 
     bands: dict[str, float] = {}
-    for name, spec in load_all().items():
-        if name not in class_names:
-            continue
-        for figure, entry in spec.figures.items():
+    for name in sorted(class_names & set(known_classes())):
+        figures = json.loads((spec_dir() / f"{name}.json").read_text()).get("figures") or {}
+        for figure, entry in figures.items():
             band = entry.get("warn_band", DEFAULT_BAND) if isinstance(entry, dict) else None
             if isinstance(band, int | float):
                 bands[figure] = min(band, bands.get(figure, band))

@@ -20,6 +20,7 @@ from rigcheck.check import command_line as check_command_line
 from rigcheck.gate.busy import not_judged
 from rigcheck.plugin.core import SUITES_DIR, is_suite_item, resolve_target
 from rigcheck.reports import certificate as cert
+from rigcheck.reports.certificate_text import CertificateText
 from rigcheck.reports.ending import (
     claim,
     interrupt_reason,
@@ -96,6 +97,8 @@ class ReportSession:
         if self.run_dir is not None or not (suite_ids or self.collect_errors):
             return
         self.target = resolve_target(self.config)
+        unmask = self.config.getoption("unmask_serials")
+        self.text = CertificateText(self.target.facts.data, unmask)
         self.selected = [e["id"] for e in self.collect_errors] + suite_ids
         self.selected_ids = set(self.selected)
         self.checks = list(self.collect_errors)
@@ -167,6 +170,7 @@ class ReportSession:
             self.warnings[nodeid].append(text)
         else:  # pytest reports a check's warnings after its teardown report
             with_warning(done, text)
+            self.text.forget(done)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if self.run_dir is None or report.nodeid not in self.selected_ids:
@@ -330,8 +334,9 @@ class ReportSession:
                 f"run in progress: {len(self.checks)} of {len(self.selected)} checks done when "
                 "this was written (if the run has ended, it was killed or crashed)"
             )
+        final = exit_status is not None
         certificate = cert.build_certificate(
-            run=self._run_info(finished=exit_status is not None),
+            run=self._run_info(finished=final),
             target=self.target,
             checks=self.checks,
             selected=self.selected,
@@ -339,9 +344,13 @@ class ReportSession:
             partial_reason=partial_reason,
             unmask=self.config.getoption("unmask_serials"),
             regressions=self.regressions,
+            mask_here=final,  # while the run goes, certificate_text masks each part once
         )
         try:
-            cert.write_certificate(self.run_dir / cert.FILE_NAME, certificate)
+            if final:
+                cert.write_certificate(self.run_dir / cert.FILE_NAME, certificate)
+            else:
+                cert.write_atomic(self.run_dir / cert.FILE_NAME, self.text.render(certificate))
         except OSError as exc:
             raise from_os_error(exc, self.run_dir / cert.FILE_NAME) from None
         self.verdict = certificate["verdict"]

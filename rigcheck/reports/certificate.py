@@ -61,8 +61,10 @@ def build_certificate(
     partial_reason: str | None,
     unmask: bool = False,
     regressions: list[dict[str, str]] | None = None,
+    mask_here: bool = True,
 ) -> dict[str, Any]:
-    """Assemble the certificate; serials and UUIDs masked everywhere unless `unmask`."""
+    """Assemble the certificate; serials and UUIDs masked everywhere unless `unmask`
+    (`mask_here=False`: left to the caller, rigcheck.reports.certificate_text)."""
     machine = target.facts.data
     done = {c["id"] for c in checks}
     certificate = {
@@ -86,7 +88,7 @@ def build_certificate(
         if certificate["verdict"] != FAIL:
             certificate["verdict"] = REGRESSED
     certificate["root_cause"] = root_cause(certificate)  # the line a drain or taint repeats
-    return certificate if unmask else masked(certificate, secrets_in(machine))
+    return certificate if unmask or not mask_here else masked(certificate, secrets_in(machine))
 
 
 def overall_verdict(checks: list[dict[str, Any]], partial: bool) -> str:

@@ -35,18 +35,33 @@ def secrets_in(data: Any) -> set[str]:
 
 def masked(data: Any, secrets: set[str]) -> Any:
     """A copy of any JSON value with each secret replaced wherever it appears, in any string."""
+    return masked_in_order(data, longest_first(secrets))
+
+
+def longest_first(secrets: set[str]) -> tuple[str, ...]:
+    """Longest first, so a serial inside a longer UUID string cannot leave a visible remainder.
+    Sorted once per document: sorting per string made masking grow as strings x secrets."""
+    return tuple(sorted(secrets, key=len, reverse=True))
+
+
+def masked_in_order(data: Any, order: tuple[str, ...]) -> Any:
     if isinstance(data, dict):
-        return {k: masked(v, secrets) for k, v in data.items()}
+        return {k: masked_in_order(v, order) for k, v in data.items()}
     if isinstance(data, list):
-        return [masked(v, secrets) for v in data]
+        return [masked_in_order(v, order) for v in data]
     if isinstance(data, str):
-        return scrub(data, secrets)
+        return _scrub(data, order)
     return data
 
 
 def scrub(text: str, secrets: set[str]) -> str:
-    # Longest first, so a serial inside a longer UUID string cannot leave a visible remainder.
-    for secret in sorted(secrets, key=len, reverse=True):
+    return _scrub(text, longest_first(secrets))
+
+
+def _scrub(text: str, order: tuple[str, ...]) -> str:
+    if len(text) < SHOWN_CHARS:  # shorter than any secret (secrets_in keeps none shorter)
+        return text
+    for secret in order:
         if secret in text:
             text = text.replace(secret, mask(secret))
     return text

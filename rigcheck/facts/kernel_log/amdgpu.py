@@ -159,12 +159,13 @@ def parse_amdgpu(line: str) -> dict[str, Any] | None:
 def parse_amdgpu_lines(lines: list[str]) -> list[dict[str, Any]]:
     """Every amdgpu fault event in a log, unprefixed lines tied to their GPU where it can be."""
     buses = [_bus(line) for line in lines]
+    everywhere = {b for b in buses if b}  # once: per unprefixed line it made a storm quadratic
     events = []
     for i, line in enumerate(lines):
         event = parse_amdgpu(line)
         unprefixed = UNPREFIXED.search(line) if event is None else None
         if unprefixed and classify(unprefixed["text"]):
-            event = _event(line, _gpu_near(buses, i), unprefixed["text"])
+            event = _event(line, _gpu_near(buses, i, everywhere), unprefixed["text"])
         if event is not None:
             events.append(event)
     return events
@@ -180,10 +181,10 @@ def _bus(line: str) -> str | None:
     return match["bus"].lower() if match else None
 
 
-def _gpu_near(buses: list[str | None], i: int) -> str | None:
-    """The one GPU prefixed lines within NEAR lines name, else the log's only GPU, else None."""
+def _gpu_near(buses: list[str | None], i: int, everywhere: set[str]) -> str | None:
+    """The one GPU prefixed lines within NEAR lines name, else the log's only GPU (`everywhere`:
+    every bus the log names), else None."""
     near = {b for b in buses[max(0, i - NEAR) : i + NEAR + 1] if b}
     if len(near) == 1:
         return near.pop()
-    everywhere = {b for b in buses if b}
-    return everywhere.pop() if len(everywhere) == 1 and not near else None
+    return next(iter(everywhere)) if len(everywhere) == 1 and not near else None
