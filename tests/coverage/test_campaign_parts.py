@@ -32,7 +32,7 @@ def test_wilson_interval(hits, trials, low, high):
 
 
 def test_every_cause_has_a_signature_or_says_why_not():
-    causes, signatures, sources = load_model()
+    causes, signatures, _ = load_model()
     assert sum(c.share for c in causes) == 419  # Llama 3, Table 5: unexpected interruptions
     for cause in causes:
         assert cause.signatures or cause.why_not, cause.name
@@ -77,7 +77,7 @@ def test_a_dropped_gpu_is_one_fewer_on_the_bus(tmp_path):
 
 
 def test_a_logged_line_names_the_nodes_gpu(tmp_path):
-    node, snapshot = _snapshot(tmp_path, "gsp_xid_logged")
+    _, snapshot = _snapshot(tmp_path, "gsp_xid_logged")
     buses = {d["pci"]["bus_id"].lower() for d in snapshot["devices"]}
     (event,) = [e for e in snapshot["kernel_log"]["xid_events"] if e["code"] in (119, 120)]
     assert event["bus_id"] in buses
@@ -91,10 +91,12 @@ def test_retarget_keeps_the_line_and_changes_only_the_bus():
 
 
 def _result(caught: int, false_fails: int) -> dict:
+    missed = ["row_remap_failed"] if caught < 4 else []
     row = {"name": "hbm3", "label": "GPU HBM3 memory", "caught": caught, "runs": 4,
-           "detection": caught / 4, "missed": ["row_remap_failed"] if caught < 4 else []}  # fmt: skip
-    return {"class": "h100", "plan": {"healthy": 2, "per_signature": 1}, "seed": 0,
-            "causes": [row], "healthy": {"false_fails": false_fails, "failed_checks": {"x": 1}}}  # fmt: skip
+           "detection": caught / 4, "missed": missed}  # fmt: skip
+    healthy = {"false_fails": false_fails, "failed_checks": {"x": 1}}
+    plan = {"healthy": 2, "per_signature": 1}
+    return {"class": "h100", "plan": plan, "seed": 0, "causes": [row], "healthy": healthy}
 
 
 def test_the_gate_names_a_cause_caught_less_often_and_a_false_fail_rise():

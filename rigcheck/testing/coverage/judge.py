@@ -22,7 +22,6 @@ from rigcheck.testing.coverage.node import Node
 from rigcheck.testing.nvml_sim.snapshot import fake_sysfs, simulated_snapshot
 from rigcheck.testing.synthetic import synthetic_snapshot
 
-
 CAMPAIGN_BUDGET_S = 600
 
 
