@@ -108,6 +108,12 @@ def _pcie_width(node: Node, gpu: dict, sig: dict, rng: random.Random) -> bool:
     return True
 
 
+def _recovery_action(node: Node, gpu: dict, sig: dict, rng: random.Random) -> bool:
+    # nvmlGpuRecoveryAction_t: 1 GPU reset, 2 node reboot, 3 drain P2P, 4 drain and reset
+    gpu["recovery_action"] = rng.randint(1, 4)
+    return True
+
+
 def _kernel_line(node: Node, gpu: dict, sig: dict, rng: random.Random) -> bool:
     found = [hit for event in sig["events"] for hit in corpus.lines_by_event().get(event, [])]
     if not found:
@@ -126,6 +132,7 @@ INJECT = {
     "clock_event": _clock_event,
     "pcie_width": _pcie_width,
     "kernel_line": _kernel_line,
+    "recovery_action": _recovery_action,
 }
 
 
