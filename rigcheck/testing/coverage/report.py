@@ -49,6 +49,8 @@ def markdown(result: dict[str, Any]) -> str:
             continue
         checks = ", ".join(f"`{c}` {n}" for c, n in sorted(row["checks"].items()))
         missed = ", ".join(row["missed"]) or "-"
+        if row["not_injected"]:  # e.g. no real log line of that event in the corpus yet
+            missed += "; not injected: " + ", ".join(row["not_injected"])
         lines.append(
             f"| {row['label']} | {row['share']} | {row['caught']}/{row['runs']} "
             f"| {interval(row['interval'])} | {checks or '-'} | {missed} |"
