@@ -13,15 +13,28 @@ CORPUS = Path(ROOT_DIR) / "fixtures" / "realworld" / "kernel_log.json"
 BUS = re.compile(r"(?i)\b([0-9a-f]{4}):([0-9a-f]{2}):([0-9a-f]{2})(\.[0-7])?\b")
 
 
+CONTINUATION = 3  # lines after an event's line that may finish its record (NVRM's multi-line)
+
+
 @cache
 def lines_by_event() -> dict[str, list[tuple[str, str | None, str]]]:
-    """event ('Xid 79', 'NVRM init_failed') -> [(line, gpu it names, cause)], NVIDIA's lines."""
+    """event ('Xid 79', 'NVRM init_failed') -> [(text, gpu it names, cause)], NVIDIA's lines.
+    The text is the event's line and the lines after it up to the next event: a record NVRM
+    prints over several lines ("The NVIDIA GPU ... has fallen off the bus") is one event."""
     data = json.loads(CORPUS.read_text())
     found: dict[str, list[tuple[str, str | None, str]]] = {}
     for excerpt in data["nvidia"]:
-        for line, expect in excerpt["lines"]:
-            if expect:
-                found.setdefault(expect["event"], []).append((line, expect["gpu"], expect["cause"]))
+        lines = excerpt["lines"]
+        for i, (line, expect) in enumerate(lines):
+            if not expect:
+                continue
+            rest = []
+            for after, said in lines[i + 1 : i + 1 + CONTINUATION]:
+                if said:
+                    break
+                rest.append(after)
+            text = "\n".join([line, *rest])
+            found.setdefault(expect["event"], []).append((text, expect["gpu"], expect["cause"]))
     return found
 
 
@@ -42,4 +55,4 @@ def retarget(line: str, bus_id: str) -> str:
     def swap(match: re.Match) -> str:
         return f"{domain}:{bus}:{device}{match[4] or ''}"
 
-    return BUS.sub(swap, line, count=1)
+    return BUS.sub(swap, line)

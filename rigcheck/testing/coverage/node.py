@@ -44,7 +44,7 @@ def healthy_node(cls: str, rng: random.Random) -> Node:
     if rng.random() < BENIGN_LOG_CHANCE:
         gpu = rng.choice(machine["gpus"])
         line = rng.choice(corpus.benign_lines())
-        node.log_lines.append(corpus.retarget(line, gpu["pci"]["bus_id"][-12:]))
+        node.log_lines.extend(corpus.retarget(line, gpu["pci"]["bus_id"][-12:]).splitlines())
     return node
 
 
@@ -80,8 +80,8 @@ def _lose_gpu(node: Node, gpu: dict, sig: dict, rng: random.Random) -> bool:
 
 def _nvlink_inactive(node: Node, gpu: dict, sig: dict, rng: random.Random) -> bool:
     links = (gpu.get("nvlink") or {}).get("links") or 0
-    if not links:
-        return False
+    if not links or len(node.machine["gpus"]) == 1:
+        return False  # a single GPU's links lead to no peer: NVLink is not judged there
     gpu["nvlink"]["inactive"] = sorted(rng.sample(range(links), rng.randint(1, min(4, links))))
     return True
 
@@ -125,8 +125,8 @@ def _kernel_line(node: Node, gpu: dict, sig: dict, rng: random.Random) -> bool:
     found = [hit for event in sig["events"] for hit in corpus.lines_by_event().get(event, [])]
     if not found:
         return False
-    line, _, _ = rng.choice(found)
-    node.log_lines.append(corpus.retarget(line, gpu["pci"]["bus_id"][-12:]))
+    text, _, _ = rng.choice(found)
+    node.log_lines.extend(corpus.retarget(text, gpu["pci"]["bus_id"][-12:]).splitlines())
     return True
 
 
