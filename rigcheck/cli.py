@@ -20,6 +20,7 @@ SUBCOMMAND_MODULES = [
     "rigcheck.memory.cli",
     "rigcheck.reports.cli",
     "rigcheck.check",
+    "rigcheck.coverage_cli",
     "rigcheck.fleet.cli",
     "rigcheck.history.cli",
     "rigcheck.gate.slurm_cli",
@@ -35,6 +36,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from rigcheck.check import run
 
         return run(argv[1:])
+    if argv[:1] == ["coverage"]:  # the campaign's own options (python -m rigcheck.testing.coverage)
+        from rigcheck.coverage_cli import run as run_campaign
+
+        return run_campaign(argv[1:])
     # `rigcheck facts` is timed against torch's collect_env (issue 12): it skips importing the
     # other subcommands' modules (pytest, rich, the report writers) that it never runs.
     parser = build_parser(only_facts=argv[:1] == ["facts"])

@@ -113,9 +113,14 @@ def expected_gpu_count(spec: Spec, found: int, override: int | None = None) -> i
 
     --gpus N when given. Otherwise the count found, when it is one of the node sizes the class
     comes in (spec gpu_count.allowed: an 8-GPU HGX H100 node passes `pytest -m h100` with no
-    flag); else the class's default. A node that lost a GPU shows a count no healthy node of
-    the class has (7 of 8, 3 of 4), so it is still judged against the default and fails.
+    flag). A count no healthy node of the class has is a node that lost GPUs (7 of 8, 3 of 4):
+    it is judged against the next size up, the node it was, and fails. With none found, or more
+    than any size, the class's default.
     """
     if override is not None:
         return override
-    return found if found in spec.allowed_gpu_counts else int(spec.expected_value("gpu_count"))
+    sizes = spec.allowed_gpu_counts
+    if found in sizes:
+        return found
+    above = [n for n in sizes if n > found]
+    return min(above) if found and above else int(spec.expected_value("gpu_count"))

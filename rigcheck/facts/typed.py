@@ -178,6 +178,20 @@ TYPES: dict[str, FactType] = {
         choices=("not_supported", "not_started", "in_progress", "completed"),
     ),
     "devices.*.fabric.status": _t("count", "the fabric registration's NVML return code"),
+    "devices.*.recovery_action": _t(
+        "choice",
+        "what the driver asks done before the GPU is used again (NVML's GPU recovery action)",
+        choices=(
+            "none",
+            "gpu_reset",
+            "node_reboot",
+            "drain_p2p",
+            "drain_and_reset",
+            "recover_imex_domain",
+            "bus_reset",
+            "system_reboot",
+        ),
+    ),
     **{
         f"devices.*.ecc_by_location.{where}_{kind}_{span}": _t(
             "count", f"{kind} ECC errors in {where.upper()} ({span})"

@@ -33,6 +33,7 @@ from rigcheck.testing.synthetic_health import (
     host_limits_for,
     iommu_devices_for,
     kernel_log,
+    recovery_action,
     sized_for_gpus,
 )
 from rigcheck.testing.synthetic_tables import (
@@ -233,6 +234,7 @@ def _nvidia_device(spec: Spec, board: Board, index: int, count: int) -> dict[str
         "nvlink": _nvlink(spec),
         "numa_node": _numa_node(HOSTS[board.host], index, count),
         **device_counters(spec, board, HOSTS[board.host].virtualization != "none"),
+        "recovery_action": recovery_action(STACKS[board.stack].driver),
     }
 
 

@@ -53,6 +53,11 @@ def device_counters(spec: Spec, board: Any, virtualized: bool) -> dict[str, Any]
     }  # fmt: skip
 
 
+def recovery_action(driver: str) -> str | None:
+    """A healthy GPU's NVML recovery action: none; a driver before R565 does not answer it."""
+    return "none" if int(driver.split(".")[0]) >= 565 else None
+
+
 def _nvlink_errors(spec: Spec) -> list[dict[str, Any]]:
     link = spec.expect("gpu_link")
     if link["type"] != "nvlink":

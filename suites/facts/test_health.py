@@ -95,6 +95,36 @@ def test_no_pending_memory_repair(spec, nvidia_devices):
     )
 
 
+# What each NVML GPU recovery action asks (nvmlGpuRecoveryAction_t, NVIDIA's Xid catalogue).
+RECOVERY_ADVICE = {
+    "gpu_reset": "reset the GPU (nvidia-smi -r -i N) once no process uses it",
+    "node_reboot": "reboot the node",
+    "drain_p2p": "stop peer-to-peer (NVLink) traffic to the GPU, then reset it",
+    "drain_and_reset": "drain the node's jobs, then reset the GPU",
+    "recover_imex_domain": "recover the IMEX domain (restart nvidia-imex on its nodes)",
+    "bus_reset": "reset the GPU's PCIe bus (a node reboot does it)",
+    "system_reboot": "reboot the system",
+}
+
+
+def test_no_gpu_recovery_action_pending(nvidia_devices):
+    """The driver's own word that a GPU must be reset, drained or the node rebooted (NVML's
+    GPU recovery action, R565 and later). The kernel log says it once, as Xid 154; this reads
+    it whenever the check runs, so a rotated log or a short --xid-window cannot hide it."""
+    recorded = [d for d in nvidia_devices if "recovery_action" in d]
+    if not recorded:
+        pytest.skip("no GPU recovery action in this snapshot (recorded before rigcheck read it)")
+    actions = [(d, a) for d, a in device_fact(recorded, "recovery_action") if a is not None]
+    if not actions:
+        pytest.skip("the driver reports no GPU recovery action (NVML answers it from R565)")
+    bad = [f"{gpu_label(d)}: {a}" for d, a in actions if a != "none"]
+    advice = " ".join(sorted({f"{a}: {RECOVERY_ADVICE[a]}." for d, a in actions if a != "none"}))
+    assert not bad, (
+        f"the driver asks for recovery before these GPUs are used: {'; '.join(bad)}. {advice} "
+        "If it comes back after that, the GPU is faulty: ask the provider."
+    )
+
+
 def test_no_throttle_at_idle(spec, nvidia_devices):
     allowed = set(spec.expect("idle_throttle_reasons_allowed"))
     bad = [

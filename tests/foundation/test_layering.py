@@ -43,7 +43,10 @@ LAYERS: list[tuple[str, set[str]]] = [
     ),
     ("judging", {"measure", "burnin", "distributed", "rdma", "memory"}),
     ("records", {"reports", "gate", "history", "fleet", "attest", "blame"}),
-    ("entry", {"__main__", "plugin", "check", "check_args", "check_help", "cli", "hint"}),
+    (
+        "entry",
+        {"__main__", "plugin", "check", "check_args", "check_help", "cli", "coverage_cli", "hint"},
+    ),
     ("testing", {"testing"}),
 ]
 LAYER_OF = {unit: i for i, (_, units) in enumerate(LAYERS) for unit in units}

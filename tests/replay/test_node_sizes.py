@@ -16,12 +16,13 @@ def test_an_8_gpu_h100_node_passes_without_gpus(replay):
 
 
 def test_an_h100_node_with_a_gpu_missing_fails_the_count(replay):
-    """7 of 8: no HGX H100 node has 7 GPUs, so the count is judged against the default."""
+    """7 of 8: no HGX H100 node has 7 GPUs, so the count is judged against the next size up."""
     result = replay(synthetic_snapshot(H100, gpus=7), "-m", "h100")
     assert result.ret == pytest.ExitCode.TESTS_FAILED, result.describe()
     assert "test_device_count" in result.failed, result.describe()
     message = result.failed["test_device_count"]
-    assert "found 7" in message and "A healthy h100 node has 1, 2, 4, 8" in message, message
+    assert "expected 8 accelerator(s) for h100, found 7" in message, message
+    assert "A healthy h100 node has 1, 2, 4, 8" in message, message
 
 
 def test_gpus_still_names_the_size_exactly(replay):
@@ -32,7 +33,7 @@ def test_gpus_still_names_the_size_exactly(replay):
 
 @pytest.mark.parametrize(
     ("found", "override", "expected"),
-    [(8, None, 8), (4, None, 4), (7, None, 1), (3, None, 1), (0, None, 1), (8, 4, 4), (1, None, 1)],
+    [(8, None, 8), (4, None, 4), (7, None, 8), (3, None, 4), (0, None, 1), (8, 4, 4), (1, None, 1)],
 )
 def test_expected_gpu_count(found, override, expected):
     assert expected_gpu_count(H100, found, override) == expected

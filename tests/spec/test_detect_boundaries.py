@@ -117,8 +117,8 @@ def test_a_class_with_two_pci_ids_names_both():
     )
 
 
-@pytest.mark.parametrize(("found", "expected"), [(8, 8), (4, 4), (7, 8), (3, 8), (0, 8)])
-def test_a_node_size_the_class_does_not_come_in_is_judged_against_the_default(found, expected):
+@pytest.mark.parametrize(("found", "expected"), [(8, 8), (4, 4), (7, 8), (3, 4), (0, 8)])
+def test_a_node_size_the_class_does_not_come_in_is_judged_against_the_next_size_up(found, expected):
     assert expected_gpu_count(load_spec("l40s"), found) == expected
     assert expected_gpu_count(load_spec("l40s"), found, override=2) == 2
 

@@ -25,6 +25,11 @@ NVLINK_COUNTERS = {
     "crc_data": "NVML_NVLINK_ERROR_DL_CRC_DATA",
 }
 FABRIC_STATES = {0: "not_supported", 1: "not_started", 2: "in_progress", 3: "completed"}
+# NVML_FI_DEV_GET_GPU_RECOVERY_ACTION (nvml.h; answered from R565) and nvmlGpuRecoveryAction_t.
+RECOVERY_ACTION_FIELD = 230
+RECOVERY_ACTIONS = {0: "none", 1: "gpu_reset", 2: "node_reboot", 3: "drain_p2p",
+                    4: "drain_and_reset", 5: "recover_imex_domain", 6: "bus_reset",
+                    7: "system_reboot"}  # fmt: skip
 AER_FILES = {"correctable": "aer_dev_correctable", "nonfatal": "aer_dev_nonfatal",
              "fatal": "aer_dev_fatal"}  # fmt: skip
 AER_TOTALS = ("TOTAL_ERR_COR", "TOTAL_ERR_NONFATAL", "TOTAL_ERR_FATAL")
@@ -39,6 +44,7 @@ def probe_counters(nvml, h, pci: Any, read, sysfs: Path | None = None) -> dict[s
         "pcie_aer": guarded(lambda: _aer(sysfs, bus_id)),
         "nvlink_errors": read(lambda: _nvlink_errors(nvml, h)),
         "fabric": read_feature(nvml, read, "fabric", lambda: _fabric(nvml, h)),
+        "recovery_action": read(lambda: _recovery_action(nvml, h)),
         "ecc_by_location": read(lambda: _ecc_by_location(nvml, h)),
         "firmware": read(lambda: _firmware(nvml, h)),
         "applications_clocks": read(lambda: _applications_clocks(nvml, h)),
@@ -118,6 +124,16 @@ def _fabric(nvml, h) -> dict[str, Any]:
         "clique_id": int(info.cliqueId),
         "cluster_uuid": bytes(info.clusterUuid).hex(),
     }
+
+
+def _recovery_action(nvml, h) -> str:
+    """What the driver asks done before the GPU is used again ("none" when healthy); a driver
+    before R565 answers the field NOT_SUPPORTED, which read() stores as None."""
+    (field,) = nvml.nvmlDeviceGetFieldValues(h, [RECOVERY_ACTION_FIELD])
+    if field.nvmlReturn != 0:
+        raise nvml.NVMLError(field.nvmlReturn)
+    action = int(field.value.uiVal)
+    return RECOVERY_ACTIONS.get(action, f"unknown_{action}")
 
 
 def _ecc_by_location(nvml, h) -> dict[str, int]:

@@ -92,6 +92,37 @@ class GpuFabricInfoV2(ctypes.Structure):
     ]
 
 
+class Value(ctypes.Union):
+    """nvmlValue_t."""
+
+    _fields_ = [
+        ("dVal", ctypes.c_double),
+        ("uiVal", ctypes.c_uint),
+        ("ulVal", ctypes.c_ulong),
+        ("ullVal", ctypes.c_ulonglong),
+        ("sllVal", ctypes.c_longlong),
+        ("siVal", ctypes.c_int),
+        ("usVal", ctypes.c_ushort),
+    ]
+
+
+class FieldValue(ctypes.Structure):
+    """nvmlFieldValue_t: the caller sets fieldId and scopeId, the library fills the rest."""
+
+    _fields_ = [
+        ("fieldId", ctypes.c_uint),
+        ("scopeId", ctypes.c_uint),
+        ("timestamp", ctypes.c_longlong),
+        ("latencyUsec", ctypes.c_longlong),
+        ("valueType", ctypes.c_int),  # nvmlValueType_t
+        ("nvmlReturn", ctypes.c_int),  # nvmlReturn_t
+        ("value", Value),
+    ]
+
+
+VALUE_TYPE_UNSIGNED_INT = 1  # nvmlValueType_t NVML_VALUE_TYPE_UNSIGNED_INT
+
+
 def struct_version(struct: type[ctypes.Structure], version: int) -> int:
     """NVML_STRUCT_VERSION(name, ver): sizeof | ver << 24, as nvml.h defines it."""
     return ctypes.sizeof(struct) | version << 24

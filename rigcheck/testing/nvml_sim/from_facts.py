@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rigcheck.facts.nvidia.counters import FABRIC_STATES
+from rigcheck.facts.nvidia.counters import FABRIC_STATES, RECOVERY_ACTIONS
 from rigcheck.facts.nvidia.nvml import NVLINK_VERSIONS, THROTTLE_REASONS
 
 NVLINK_CODES = {version: code for code, version in NVLINK_VERSIONS.items()}
@@ -70,6 +70,9 @@ def gpu_from_device(d: dict[str, Any]) -> dict[str, Any]:
         "nvml_numa_node": None,
         "answers": answers,
     }
+    if d.get("recovery_action") is not None:
+        codes = {name: code for code, name in RECOVERY_ACTIONS.items()}
+        gpu["recovery_action"] = codes[d["recovery_action"]]
     return gpu
 
 

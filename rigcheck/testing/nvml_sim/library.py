@@ -417,3 +417,30 @@ for _kind in ("Compute", "Graphics"):
     _processes(f"nvmlDeviceGet{_kind}RunningProcesses", _kind.lower(), capi.ProcessInfoV1)
     for _v in ("_v2", "_v3"):
         _processes(f"nvmlDeviceGet{_kind}RunningProcesses{_v}", _kind.lower(), capi.ProcessInfo)
+
+
+# --- field values ---
+# NVML_FI_DEV_GET_GPU_RECOVERY_ACTION: the first branch that answers it (NVML API reference, change
+# log, "Changes between v560 and v565"); older drivers answer NOT_SUPPORTED for the field.
+RECOVERY_ACTION_FIELD, RECOVERY_ACTION_SINCE = 230, 565
+
+
+@symbol("nvmlDeviceGetFieldValues")
+def _field_values(lib, h, count, values):
+    """Each requested field's value and return code, written into the caller's array."""
+    gpu = lib.gpu(h)
+    n = value(count)
+    where, room = capi.address(values)
+    size = ctypes.sizeof(capi.FieldValue)
+    if n <= 0 or where == 0:
+        return capi.INVALID_ARGUMENT
+    if room < n * size:
+        raise capi.SimulatedCrash(f"{room}-byte array for {n} field values of {size} bytes")
+    for i in range(n):
+        field = capi.FieldValue.from_address(where + i * size)
+        field.nvmlReturn, field.valueType = capi.NOT_SUPPORTED, capi.VALUE_TYPE_UNSIGNED_INT
+        if field.fieldId == RECOVERY_ACTION_FIELD and lib.driver["branch"] >= RECOVERY_ACTION_SINCE:
+            # A healthy GPU reports NVML_GPU_RECOVERY_ACTION_NONE (0); profiles say otherwise.
+            field.value.uiVal = int(gpu.get("recovery_action") or 0)
+            field.nvmlReturn = capi.SUCCESS
+    return capi.SUCCESS

@@ -1,0 +1,78 @@
+"""python -m rigcheck.testing.coverage --class h100 [--tier quick] [--seed N] [--healthy N]
+[--per-signature N] [--json FILE] [--markdown FILE] [--baseline FILE]
+
+Runs a coverage campaign (rigcheck/testing/coverage/campaign.py) and prints, per published
+cause, how often the tier catches it; with --baseline, exits 1 naming each cause whose detection
+fell or a false-fail rate that rose against a saved result (the CI gate)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from rigcheck.testing.coverage.campaign import Plan, run
+from rigcheck.testing.coverage.gate import regressions
+from rigcheck.testing.coverage.node import PROFILES
+from rigcheck.testing.coverage.report import headline, markdown
+
+
+def count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not 0 <= value <= 10_000:
+        raise argparse.ArgumentTypeError(f"{value} is out of range: 0 to 10000")
+    return value
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="rigcheck coverage", description=__doc__.split("\n\n")[1])
+    p.add_argument("--class", dest="cls", required=True, choices=sorted(PROFILES))
+    p.add_argument("--tier", default="quick", choices=["quick"])
+    p.add_argument("--seed", type=count, default=0)
+    p.add_argument("--healthy", type=count, default=10, help="healthy nodes (default 10)")
+    p.add_argument("--per-signature", type=count, default=3, help="faulty nodes per signature")
+    p.add_argument("--json", type=Path, help="write the results here")
+    p.add_argument("--markdown", type=Path, help="write the matrix here")
+    p.add_argument(
+        "--baseline", type=Path, help="a saved --json result this run must not fall under"
+    )
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    baseline = _read_baseline(args.baseline) if args.baseline else None
+    plan = Plan(args.cls, args.tier, args.seed, args.healthy, args.per_signature)
+
+    def progress(done: int, total: int) -> None:
+        print(f"\rjudged {done}/{total} nodes", end="", file=sys.stderr, flush=True)
+
+    result = run(plan, progress=progress)
+    print(file=sys.stderr)
+    print(markdown(result))
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=1) + "\n")
+    if args.markdown:
+        args.markdown.write_text(markdown(result))
+    if baseline is None:
+        return 0
+    found = regressions(baseline, result)
+    for line in found:
+        print(f"coverage fell: {line}", file=sys.stderr)
+    print(headline(result))
+    return 1 if found else 0
+
+
+def _read_baseline(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise SystemExit(f"rigcheck coverage: cannot read the baseline {path}: {exc}") from None
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,125 @@
+"""A coverage campaign: healthy nodes and nodes with one fault signature each, judged in a tier;
+per cause, how often it is caught (with a 95% interval), by which check, and how often a
+healthy node fails."""
+
+from __future__ import annotations
+
+import math
+import random
+import statistics
+import tempfile
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rigcheck.testing.coverage.judge import judge
+from rigcheck.testing.coverage.model import load_model
+from rigcheck.testing.coverage.node import PROFILES, healthy_node, inject
+
+Z95 = 1.959964  # the normal quantile of a two-sided 95% interval
+
+
+@dataclass(frozen=True)
+class Plan:
+    cls: str
+    tier: str = "quick"
+    seed: int = 0
+    healthy: int = 10  # healthy nodes judged for the false-fail rate
+    per_signature: int = 3  # faulty nodes per signature
+
+
+def wilson(hits: int, trials: int) -> tuple[float, float]:
+    """The Wilson score 95% interval of a proportion (sound at 0 and at n, unlike p +- 2 se)."""
+    if trials == 0:
+        return (0.0, 1.0)
+    p, n, z2 = hits / trials, trials, Z95 * Z95
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = Z95 * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def run(plan: Plan, folder: Path | None = None, progress=None) -> dict[str, Any]:
+    """The campaign's results as data (rigcheck/testing/coverage/report.py renders them)."""
+    if plan.cls not in PROFILES:
+        raise ValueError(
+            f"no coverage model for class {plan.cls!r}: choose one of {sorted(PROFILES)}"
+        )
+    rng = random.Random(plan.seed)
+    folder = folder or Path(tempfile.mkdtemp(prefix="rigcheck-coverage-"))
+    causes, signatures, sources = load_model()
+    jobs = [("healthy", None)] * plan.healthy
+    jobs += [(c.name, s) for c in causes for s in c.signatures for _ in range(plan.per_signature)]
+    trials: list[dict[str, Any]] = []
+    for i, (cause, signature) in enumerate(jobs):
+        node = healthy_node(plan.cls, rng)
+        if signature and not inject(node, signature, signatures[signature], rng):
+            trials.append({"cause": cause, "signature": signature, "injected": False})
+            continue
+        judged = judge(node, plan.tier, folder / f"node-{i}")
+        trials.append({"cause": cause, "signature": signature, "injected": True,
+                       "verdict": judged.verdict, "failed": list(judged.failed),
+                       "seconds": round(judged.seconds, 2), "log": node.log_lines})  # fmt: skip
+        if progress:
+            progress(i + 1, len(jobs))
+    return summarise(plan, causes, trials, sources)
+
+
+def summarise(plan: Plan, causes, trials: list[dict], sources: dict) -> dict[str, Any]:
+    healthy = [t for t in trials if t["cause"] == "healthy"]
+    false_fails = sum(t["verdict"] != "pass" for t in healthy)
+    rows = [_cause_row(c, [t for t in trials if t["cause"] == c.name]) for c in causes]
+    return {
+        "class": plan.cls,
+        "tier": plan.tier,
+        "seed": plan.seed,
+        "plan": {"healthy": plan.healthy, "per_signature": plan.per_signature},
+        "sources": sources,
+        "healthy": {
+            "runs": len(healthy),
+            "false_fails": false_fails,
+            "interval": wilson(false_fails, len(healthy)),
+            "failed_checks": dict(Counter(c for t in healthy for c in t["failed"])),
+        },
+        "causes": rows,
+        "weighted": weighted(rows),
+        "seconds_median": statistics.median(t["seconds"] for t in trials if "seconds" in t),
+        "trials": trials,
+    }
+
+
+def _cause_row(cause, trials: list[dict]) -> dict[str, Any]:
+    judged = [t for t in trials if t["injected"]]
+    caught = sum(t["verdict"] == "fail" for t in judged)
+    return {
+        "name": cause.name,
+        "label": cause.label,
+        "share": cause.share,
+        "signatures": list(cause.signatures),
+        "not_injected": sorted({t["signature"] for t in trials if not t["injected"]}),
+        "runs": len(judged),
+        "caught": caught,
+        "detection": caught / len(judged) if judged else 0.0,
+        "interval": wilson(caught, len(judged)) if judged else (0.0, 0.0),
+        "checks": dict(Counter(c for t in judged for c in t["failed"])),
+        "missed": sorted({t["signature"] for t in judged if t["verdict"] != "fail"}),
+        "why_not": cause.why_not,
+    }
+
+
+def weighted(rows: list[dict]) -> dict[str, Any]:
+    """Detection weighted by the causes' published shares: over all interruptions, and over the
+    causes that leave a signature an idle check can read. The interval weights each cause's
+    Wilson bounds (conservative: it treats the causes' errors as moving together)."""
+
+    def over(selected: list[dict]) -> dict[str, Any]:
+        total = sum(r["share"] for r in selected)
+        if not total:
+            return {"detection": 0.0, "interval": (0.0, 0.0), "share": 0}
+        point = sum(r["share"] * r["detection"] for r in selected) / total
+        low = sum(r["share"] * r["interval"][0] for r in selected) / total
+        high = sum(r["share"] * r["interval"][1] for r in selected) / total
+        return {"detection": point, "interval": (low, high), "share": total}
+
+    visible = [r for r in rows if r["runs"]]
+    return {"all": over(rows), "idle_visible": over(visible)}

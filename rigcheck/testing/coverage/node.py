@@ -1,0 +1,156 @@
+"""A randomised node of a class: a real capture's profile with benign variation drawn from the
+same capture's GPUs and real benign log lines, then one fault signature injected below rigcheck's
+probes (the NVML profile pynvml reads, the lines the kernel-log reader parses)."""
+
+from __future__ import annotations
+
+import copy
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+from rigcheck.testing.coverage import corpus
+from rigcheck.testing.nvml_sim import machine_profile
+
+# The real capture each class's nodes start from (rigcheck/testing/nvml_sim/profiles/machines).
+PROFILES = {"h100": "h100_hgx", "a100_40gb": "a100_sxm", "b200": "b200_hgx"}
+# Operator settings a capture's machine had otherwise than its class requires, set as the class
+# wants them: NVIDIA's B200 capture ran with persistence mode off, which the b200 class fails
+# (suites/facts/test_health.py::test_persistence_mode); the campaign asks about faults.
+SETTINGS = {"b200": {"persistence_mode": 1}}
+# Per-GPU readings a healthy node varies in; each GPU draws its own from the capture's GPUs.
+VARYING = ("temperature_c", "clocks", "memory", "power.draw_mw", "pcie.replays")
+BENIGN_LOG_CHANCE = 0.3  # a node whose log holds an application Xid or two (real lines)
+
+
+@dataclass
+class Node:
+    cls: str
+    machine: dict[str, Any]
+    log_lines: list[str] = field(default_factory=list)
+    injected: list[str] = field(default_factory=list)  # signature names
+
+
+def healthy_node(cls: str, rng: random.Random) -> Node:
+    """A healthy node of the class, varied as real healthy nodes of its board are."""
+    machine = copy.deepcopy(machine_profile(PROFILES[cls]))
+    pool = [copy.deepcopy(g) for g in machine["gpus"]]
+    for gpu in machine["gpus"]:
+        gpu.update(SETTINGS.get(cls, {}))
+        donor = rng.choice(pool)
+        for path in VARYING:
+            _set(gpu, path, copy.deepcopy(_get(donor, path)))
+    node = Node(cls, machine)
+    if rng.random() < BENIGN_LOG_CHANCE:
+        gpu = rng.choice(machine["gpus"])
+        line = rng.choice(corpus.benign_lines())
+        node.log_lines.extend(corpus.retarget(line, gpu["pci"]["bus_id"][-12:]).splitlines())
+    return node
+
+
+def inject(node: Node, name: str, signature: dict[str, Any], rng: random.Random) -> bool:
+    """Put one signature on a random GPU of the node; False where it cannot be (no real line of
+    that event in the corpus, a board without the feature)."""
+    gpus = node.machine["gpus"]
+    gpu = rng.choice(gpus)
+    done = INJECT[signature["kind"]](node, gpu, signature, rng)
+    if done:
+        node.injected.append(name)
+    return done
+
+
+def _drop_gpu(node: Node, gpu: dict, sig: dict, rng: random.Random) -> bool:
+    if len(node.machine["gpus"]) == 1:
+        return False  # a node with no GPU left: not modelled (the simulator needs one GPU)
+    node.machine["gpus"].remove(gpu)
+    _drop_from_topology(node.machine, len(node.machine["gpus"]))
+    return True
+
+
+def _drop_from_topology(machine: dict[str, Any], count: int) -> None:
+    paths = machine.get("topology", {}).get("pcie_paths")
+    if paths:
+        machine["topology"]["pcie_paths"] = [row[:count] for row in paths[:count]]
+
+
+def _lose_gpu(node: Node, gpu: dict, sig: dict, rng: random.Random) -> bool:
+    gpu["lost"] = True
+    return True
+
+
+def _nvlink_inactive(node: Node, gpu: dict, sig: dict, rng: random.Random) -> bool:
+    links = (gpu.get("nvlink") or {}).get("links") or 0
+    if not links or len(node.machine["gpus"]) == 1:
+        return False  # a single GPU's links lead to no peer: NVLink is not judged there
+    gpu["nvlink"]["inactive"] = sorted(rng.sample(range(links), rng.randint(1, min(4, links))))
+    return True
+
+
+def _ecc(node: Node, gpu: dict, sig: dict, rng: random.Random) -> bool:
+    counts = gpu.get("ecc_errors")
+    if not counts or sig["field"] not in counts:
+        return False
+    counts[sig["field"]] = rng.randint(1, 8)
+    aggregate = sig["field"].replace("volatile", "aggregate")
+    counts[aggregate] = max(counts.get(aggregate) or 0, counts[sig["field"]])
+    return True
+
+
+def _remap(node: Node, gpu: dict, sig: dict, rng: random.Random) -> bool:
+    rows = gpu.get("remapped_rows")
+    if not rows:
+        return False
+    rows[sig["field"]] = 1
+    rows["uncorrectable"] = max(rows.get("uncorrectable") or 0, rng.randint(1, 4))
+    return True
+
+
+def _clock_event(node: Node, gpu: dict, sig: dict, rng: random.Random) -> bool:
+    gpu["clock_event_reasons"] = (gpu.get("clock_event_reasons") or 0) | sig["bit"]
+    return True
+
+
+def _pcie_width(node: Node, gpu: dict, sig: dict, rng: random.Random) -> bool:
+    gpu["pcie"]["width_current"] = gpu["pcie"]["width_max"] = sig["width"]
+    return True
+
+
+def _recovery_action(node: Node, gpu: dict, sig: dict, rng: random.Random) -> bool:
+    # nvmlGpuRecoveryAction_t: 1 GPU reset, 2 node reboot, 3 drain P2P, 4 drain and reset
+    gpu["recovery_action"] = rng.randint(1, 4)
+    return True
+
+
+def _kernel_line(node: Node, gpu: dict, sig: dict, rng: random.Random) -> bool:
+    found = [hit for event in sig["events"] for hit in corpus.lines_by_event().get(event, [])]
+    if not found:
+        return False
+    text, _, _ = rng.choice(found)
+    node.log_lines.extend(corpus.retarget(text, gpu["pci"]["bus_id"][-12:]).splitlines())
+    return True
+
+
+INJECT = {
+    "drop_gpu": _drop_gpu,
+    "lose_gpu": _lose_gpu,
+    "nvlink_inactive": _nvlink_inactive,
+    "ecc": _ecc,
+    "remap": _remap,
+    "clock_event": _clock_event,
+    "pcie_width": _pcie_width,
+    "kernel_line": _kernel_line,
+    "recovery_action": _recovery_action,
+}
+
+
+def _get(record: dict[str, Any], path: str) -> Any:
+    for key in path.split("."):
+        record = record[key]
+    return record
+
+
+def _set(record: dict[str, Any], path: str, value: Any) -> None:
+    *parents, last = path.split(".")
+    for key in parents:
+        record = record[key]
+    record[last] = value

@@ -1,0 +1,117 @@
+"""The coverage campaign's parts: its statistics, its injections as rigcheck's probes read them
+(through pynvml over nvml_sim and the kernel-log reader), and its gate."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from rigcheck.testing.coverage import corpus
+from rigcheck.testing.coverage.campaign import weighted, wilson
+from rigcheck.testing.coverage.gate import regressions
+from rigcheck.testing.coverage.judge import node_snapshot
+from rigcheck.testing.coverage.model import load_model
+from rigcheck.testing.coverage.node import healthy_node, inject
+
+
+@pytest.mark.parametrize(
+    ("hits", "trials", "low", "high"),
+    # Newcombe, "Two-sided confidence intervals for the single proportion: comparison of seven
+    # methods", Statistics in Medicine 17 (1998) 857-872, Table I, method 3 (Wilson score).
+    [
+        (81, 263, 0.2553, 0.3662),
+        (15, 148, 0.0624, 0.1605),
+        (0, 20, 0.0, 0.1611),
+        (1, 29, 0.0061, 0.1718),
+    ],
+)
+def test_wilson_interval(hits, trials, low, high):
+    got = wilson(hits, trials)
+    assert got == pytest.approx((low, high), abs=5e-4)
+
+
+def test_every_cause_has_a_signature_or_says_why_not():
+    causes, signatures, _ = load_model()
+    assert sum(c.share for c in causes) == 419  # Llama 3, Table 5: unexpected interruptions
+    for cause in causes:
+        assert cause.signatures or cause.why_not, cause.name
+    for name, signature in signatures.items():
+        assert signature["doc"].startswith("https://"), name
+
+
+def _snapshot(tmp_path, signature: str, seed: int = 3):
+    rng = random.Random(seed)
+    node = healthy_node("h100", rng)
+    _, signatures, _ = load_model()
+    assert inject(node, signature, signatures[signature], rng)
+    return node, node_snapshot(node, tmp_path / "sys")
+
+
+def test_a_healthy_node_reads_as_its_capture_with_varied_readings(tmp_path):
+    snapshot = node_snapshot(healthy_node("h100", random.Random(0)), tmp_path / "sys")
+    assert len(snapshot["devices"]) == 8
+    assert all(d["ecc_errors"]["volatile_uncorrected"] == 0 for d in snapshot["devices"])
+    temperatures = {d["temperature_c"] for d in snapshot["devices"]}
+    assert len(temperatures) > 1  # drawn per GPU from the capture's GPUs, not one value
+
+
+@pytest.mark.parametrize(
+    ("signature", "read"),
+    [
+        ("hbm_uncorrected_ecc", lambda d: d["ecc_errors"]["volatile_uncorrected"] > 0),
+        ("row_remap_pending", lambda d: d["remapped_rows"]["pending"] is True),
+        ("hw_power_brake", lambda d: "hw_power_brake_slowdown" in d["throttle_reasons"]),
+        ("pcie_link_x8", lambda d: d["pcie"]["width_max"] == 8),
+        ("nvlink_link_down", lambda d: not all(link["active"] for link in d["nvlink"])),
+    ],
+)
+def test_a_signature_reaches_the_facts_through_the_probe(tmp_path, signature, read):
+    _, snapshot = _snapshot(tmp_path, signature)
+    assert sum(map(read, snapshot["devices"])) == 1  # one GPU, as injected
+
+
+def test_a_dropped_gpu_is_one_fewer_on_the_bus(tmp_path):
+    _, snapshot = _snapshot(tmp_path, "gpu_off_bus")
+    assert len(snapshot["devices"]) == 7
+
+
+def test_a_logged_line_names_the_nodes_gpu(tmp_path):
+    _, snapshot = _snapshot(tmp_path, "gsp_xid_logged")
+    buses = {d["pci"]["bus_id"].lower() for d in snapshot["devices"]}
+    (event,) = [e for e in snapshot["kernel_log"]["xid_events"] if e["code"] in (119, 120)]
+    assert event["bus_id"] in buses
+
+
+def test_retarget_keeps_the_line_and_changes_only_the_bus():
+    line = "[605633.376794] NVRM: Xid (PCI:0000:06:00): 120, GSP task exception"
+    assert corpus.retarget(line, "0000:53:00.0") == (
+        "[605633.376794] NVRM: Xid (PCI:0000:53:00): 120, GSP task exception"
+    )
+
+
+def _result(caught: int, false_fails: int) -> dict:
+    missed = ["row_remap_failed"] if caught < 4 else []
+    row = {"name": "hbm3", "label": "GPU HBM3 memory", "caught": caught, "runs": 4,
+           "detection": caught / 4, "missed": missed}  # fmt: skip
+    healthy = {"false_fails": false_fails, "failed_checks": {"x": 1}}
+    plan = {"healthy": 2, "per_signature": 1}
+    return {"class": "h100", "plan": plan, "seed": 0, "causes": [row], "healthy": healthy}
+
+
+def test_the_gate_names_a_cause_caught_less_often_and_a_false_fail_rise():
+    assert regressions(_result(4, 0), _result(4, 0)) == []
+    (fell,) = regressions(_result(4, 0), _result(3, 0))
+    assert fell.startswith("GPU HBM3 memory: caught 3/4, was 4/4 (missed: row_remap_failed)")
+    (rose,) = regressions(_result(4, 0), _result(4, 1))
+    assert rose == "healthy nodes failed 1 times, was 0 (checks: x)"
+
+
+def test_weighted_detection_counts_unseen_causes_as_missed():
+    rows = [
+        {"share": 3, "detection": 1.0, "interval": (0.5, 1.0), "runs": 2},
+        {"share": 1, "detection": 0.0, "interval": (0.0, 0.0), "runs": 0},
+    ]
+    result = weighted(rows)
+    assert result["all"]["detection"] == 0.75
+    assert result["idle_visible"]["detection"] == 1.0 and result["idle_visible"]["share"] == 3
