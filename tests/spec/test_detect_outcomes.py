@@ -67,11 +67,12 @@ def test_a_look_alike_checked_as_the_class_it_resembles_says_so():
 
 @pytest.mark.parametrize(
     ("found", "expected"),
-    [(8, 8), (4, 4), (2, 2), (1, 1), (7, 1), (3, 1), (6, 1), (16, 1)],
+    [(8, 8), (4, 4), (2, 2), (1, 1), (7, 8), (3, 4), (6, 8), (16, 1), (0, 1)],
 )
-def test_partial_counts_are_judged_against_the_default(found, expected):
+def test_partial_counts_are_judged_against_the_next_size_up(found, expected):
     """h100 comes in 1, 2, 4 or 8 (expected/h100.json): a node that lost a GPU (7 of 8) is none
-    of those, so it is judged against the class's default (1), and its count check fails."""
+    of those, so it is judged against the next size up, the node it was, and its count check
+    fails; more than any size (16), or none found, against the class's default (1)."""
     assert expected_gpu_count(load_spec("h100"), found) == expected
 
 
