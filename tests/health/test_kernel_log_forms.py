@@ -16,7 +16,7 @@ import pytest
 from rigcheck.burnin import judge as burnin_judge
 from rigcheck.burnin.limits import Limits
 from rigcheck.facts import Facts
-from rigcheck.facts.kernel_log import line_form, nvrm, sxid, unexplained
+from rigcheck.facts.kernel_log import amdgpu, line_form, nvrm, sxid, unexplained
 from rigcheck.facts.kernel_log import reader as kernel_log
 from rigcheck.gate.epilog import new_nvrm
 from rigcheck.spec import load_spec
@@ -181,3 +181,17 @@ def test_the_same_lines_at_info_level_or_explained_by_a_rule_are_no_event():
     assert unexplained.unexplained_errors(*kernel_log.levels_and_lines(explained)) == []
     facts = _node(MI300X, [])
     assert _run(suite.test_no_unexplained_driver_errors, MI300X, facts, None)[0] == "passed"
+
+
+def test_a_mode_reset_at_boot_or_resume_is_bring_up_and_during_a_run_a_fault():
+    resume = ["[ 900.0] PM: suspend exit", "[ 901.0] amdgpu 0000:03:00.0: amdgpu: MODE1 reset"]
+    boot = ["[ 4.1] amdgpu 0000:03:00.0: amdgpu: MODE1 reset"]
+    run = [
+        "[ 950.0] amdgpu 0000:03:00.0: amdgpu: GPU reset begin!",
+        "[ 951.0] amdgpu 0000:03:00.0: amdgpu: MODE1 reset",
+    ]
+    judged = []
+    for lines in (resume, boot, run):
+        event = amdgpu.parse_amdgpu_lines(lines)[-1]
+        judged.append(amdgpu.judge(event["text"], event.get("context")).cause)
+    assert judged == ["informational", "informational", "driver"]

@@ -51,9 +51,11 @@ PREFIX = re.compile(
 )
 # A line amdgpu printed without dev_err's prefix: DRM_ERROR's "[drm:amdgpu_job_timedout [amdgpu]]"
 # or "[drm:mes_v11_0_submit_pkt_and_poll_completion.constprop.0 [amdgpu]]", or pr_err's
-# "amdgpu: " (the driver core's "amdgpu: probe of 0000:03:00.0 failed with error -22").
+# "amdgpu: " (the driver core's "amdgpu: probe of 0000:03:00.0 failed with error -22"), or
+# older kernels' "[drm] VRAM is lost due to GPU reset!" (DRM_INFO, amdgpu's text).
 UNPREFIXED = re.compile(
-    r"(?:\[drm:[\w.]+ \[amdgpu\]\]\s*(?:\*ERROR\*\s*)?|(?<![\w-])amdgpu:\s+)(?P<text>.*)"
+    r"(?:\[drm:[\w.]+ \[amdgpu\]\]\s*(?:\*ERROR\*\s*)?|(?<![\w-])amdgpu:\s+|"
+    r"\[drm\]\s+(?=VRAM is lost))(?P<text>.*)"
 )
 NAMED_BDF = re.compile(r"\b[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.\d\b")
 # A MODE1/MODE2 reset is also how amdgpu brings a GPU up at boot or back from suspend: there it
@@ -144,8 +146,8 @@ CATALOGUE = (
         "mes_failed",
         re.compile(
             r"MES failed to respon(?:d|se)|MES might be in unrecoverable state|MES ring buffer is "
-            r"full|failed to (?:remove|add|unmap) (?:hardware |legacy )?queue|kfd_queues_mes: "
-            r"Failed",
+            r"full|failed to (?:remove|add|unmap|reset) (?:hardware |legacy )?queue|"
+            r"kfd_queues_mes: Failed|reset via MES failed",
             re.I,
         ),
         "the GPU's scheduler firmware (MES) stopped answering; the driver resets the GPU",

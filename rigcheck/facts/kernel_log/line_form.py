@@ -29,7 +29,7 @@ MONOTONIC = re.compile(r"^(?:[^\[]*?\bkernel:\s*)?\[\s*(?P<t>\d+\.\d+)\]")
 
 def seconds(line: str) -> float | None:
     """The line's time since boot, or None (a wall-clock stamp cannot be placed in the boot)."""
-    found = MONOTONIC.match(line.strip())
+    found = MONOTONIC.match(split(line)[1].strip())
     return float(found["t"]) if found else None
 
 
