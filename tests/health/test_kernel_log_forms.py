@@ -195,3 +195,15 @@ def test_a_mode_reset_at_boot_or_resume_is_bring_up_and_during_a_run_a_fault():
         event = amdgpu.parse_amdgpu_lines(lines)[-1]
         judged.append(amdgpu.judge(event["text"], event.get("context")).cause)
     assert judged == ["informational", "informational", "driver"]
+
+
+def test_err_lines_healthy_machines_log_are_listed_with_their_source_and_not_reported():
+    entries = json.loads(unexplained.BENIGN_FILE.read_text())["lines"]
+    assert entries and all(e["source"].startswith("https://") and e["what"] for e in entries)
+    # kachick/dotfiles#970's two boot lines, at the err level amdgpu_securedisplay.c logs them
+    healthy = [
+        "<3>[ 9.1] amdgpu 0000:04:00.0: amdgpu SECUREDISPLAY: query securedisplay TA failed. "
+        "ret 0x0",
+        "<3>[ 9.2] amdgpu 0000:04:00.0: amdgpu: Secure display: Generic Failure.",
+    ]
+    assert unexplained.unexplained_errors(*kernel_log.levels_and_lines(healthy)) == []
