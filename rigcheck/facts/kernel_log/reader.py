@@ -9,9 +9,10 @@ means is the checks' business (xid_catalog.py), so an old snapshot is judged by 
 
 Readers are tried in order: `journalctl -k -b -o json` (the whole boot, even when the ring
 buffer has wrapped), /dev/kmsg, `dmesg -r`; each keeps every message's priority
-(line_form.py), so that driver error lines no rule reads are still reported (unexplained.py). Without root they may all be refused (kernel.dmesg_restrict=1, a
-user outside the systemd-journal group, a container without the journal): the fact is then an
-error record naming each refusal, never an empty list that would read as "no Xids".
+(line_form.py), so that driver error lines no rule reads are still reported (unexplained.py).
+Without root they may all be refused (kernel.dmesg_restrict=1, a user outside the
+systemd-journal group, a container without the journal): the fact is then an error record
+naming each refusal, never an empty list that would read as "no Xids".
 """
 
 from __future__ import annotations
