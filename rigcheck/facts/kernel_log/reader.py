@@ -163,10 +163,12 @@ def _events(source: str, raw: list[str], window_s: int | None) -> dict[str, Any]
     uptime = _uptime()
     since = None if window_s is None or uptime is None else max(0.0, uptime - window_s)
     levels, lines = levels_and_lines(raw)
-    events = _within([parse_xid(line) for line in lines], since)
+    parsed = [parse_xid(line) for line in lines]
+    events = _within(parsed, since)
     amdgpu = _within(parse_amdgpu_lines(lines), since)  # amdgpu.py
     nvrm = _within(parse_nvrm(lines), since)  # nvrm.py, with nvswitch.py's SXids
-    unexplained = _within(unexplained_errors(levels, lines), since)
+    xids = {i for i, event in enumerate(parsed) if event is not None}
+    unexplained = _within(unexplained_errors(levels, lines, xids), since)
     return {
         "source": source,
         "window_s": window_s,

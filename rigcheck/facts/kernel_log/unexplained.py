@@ -43,9 +43,12 @@ def benign() -> tuple[re.Pattern, ...]:
     return tuple(re.compile(e["pattern"]) for e in entries)
 
 
-def unexplained_errors(levels: list[int | None], lines: list[str]) -> list[dict[str, Any]]:
-    """Every err-or-worse driver line that no rule and no benign entry explains."""
-    explained = _explained(lines)
+def unexplained_errors(
+    levels: list[int | None], lines: list[str], xids: set[int] | None = None
+) -> list[dict[str, Any]]:
+    """Every err-or-worse driver line that no rule and no benign entry explains. `xids`: the
+    lines the Xid reader parsed (reader.py passes them); without it, every "NVRM: Xid (" line."""
+    explained = _explained(lines, xids)
     found = []
     for i, (level, line) in enumerate(zip(levels, lines, strict=True)):
         driver = DRIVER.match(line)
@@ -63,14 +66,14 @@ def _is_error(level: int | None, line: str) -> bool:
     return DRM_ERROR.search(line) is not None
 
 
-def _explained(lines: list[str]) -> set[int]:
+def _explained(lines: list[str], xids: set[int] | None) -> set[int]:
     """The lines a rule reads: Xids, NVRM records (all their lines), SXids and their details,
     amdgpu fault lines."""
-    from rigcheck.facts.kernel_log.reader import parse_xid  # reader imports this module
-
+    if xids is None:
+        xids = {i for i, line in enumerate(lines) if nvrm.XID.search(line)}
     explained = {i for first, last, _ in nvrm.records(lines) for i in range(first, last + 1)}
     for i, line in enumerate(lines):
-        if parse_xid(line) or sxid.is_detail(line) or amdgpu.explains(line):
+        if i in xids or sxid.is_detail(line) or amdgpu.explains(line):
             explained.add(i)
     return explained
 
