@@ -16,7 +16,8 @@ from typing import Any
 
 from rigcheck.burnin.limits import Limits
 from rigcheck.burnin.trace import phase
-from rigcheck.facts.kernel_log.nvrm import find as nvrm_catalogue
+from rigcheck.facts.kernel_log.nvrm import judge_event as nvrm_catalogue
+from rigcheck.facts.kernel_log.xid_catalog import NOT_FAILED
 from rigcheck.facts.kernel_log.xid_catalog import judge as xid_catalogue
 
 # Clock event reasons that mean the GPU slowed itself down to protect itself; sw_power_cap
@@ -287,12 +288,17 @@ def nvrm(trace: dict[str, Any], limits: Limits) -> list[str]:
     if isinstance(events, dict):
         raise CannotJudge(f"NVRM records could not be read: {events.get('error')}")
     by_bus = {d.get("bus_id"): d for d in trace["devices"]}
-    return [_nvrm_line(e, by_bus.get(e.get("device"))) for e in events]
+    faults = [e for e in events if _nvrm_fault(e).cause not in NOT_FAILED]  # a non-fatal SXid
+    return [_nvrm_line(e, by_bus.get(e.get("device"))) for e in faults]
+
+
+def _nvrm_fault(event: dict[str, Any]):
+    return nvrm_catalogue(str(event["kind"]), str(event.get("text") or ""))
 
 
 def _nvrm_line(event: dict[str, Any], device: dict[str, Any] | None) -> str:
     """One record, on the loaded GPU it names where it names one, with its meaning and action."""
-    fault = nvrm_catalogue(str(event["kind"]))
+    fault = _nvrm_fault(event)
     where = label(device) if device else event.get("device") or "an unnamed GPU"
     return (
         f"NVRM {event['kind']} at {event['t_s']:.0f} s on {where}: {event.get('text')} "

@@ -318,7 +318,9 @@ TYPES: dict[str, FactType] = {
     "kernel_log.xid_events.*.text": _t(
         "text", "the Xid line's text: NVLink Xids' severity and Xid 154's action are in it"
     ),
-    "kernel_log.xid_events.*.bus_id": _t("text", "the PCI address of the GPU the Xid names"),
+    "kernel_log.xid_events.*.bus_id": _t(
+        "text", "the PCI address of the GPU the Xid names (null: redacted)", nullable=True
+    ),
     "kernel_log.amdgpu_events": _t(
         "list", "amdgpu's fault lines in the window (kernel_log/amdgpu.py)", items="object"
     ),
@@ -333,6 +335,16 @@ TYPES: dict[str, FactType] = {
     "kernel_log.nvrm_events.*.text": _t("text", "the NVRM record, which names the fault"),
     "kernel_log.nvrm_events.*.bus_id": _t(
         "text", "the PCI address of the GPU the record names (null: it names none)", nullable=True
+    ),
+    "kernel_log.unexplained_count": _t(
+        "count", "driver error lines no rule explains (kernel_log/unexplained.py)"
+    ),
+    "kernel_log.unexplained_events": _t(
+        "list", "driver error lines no rule explains, each quoted", items="object"
+    ),
+    "kernel_log.unexplained_events.*.text": _t("text", "the driver's error line"),
+    "kernel_log.unexplained_events.*.bus_id": _t(
+        "text", "the PCI address the line names (null: it names none)", nullable=True
     ),
     "host.virtualization": _t(
         "choice",

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from rigcheck.facts.kernel_log.nvrm import judge_event as judge_record
 from rigcheck.facts.kernel_log.xid_catalog import NOT_FAILED, judge
 from rigcheck.reports.root_cause import shorten
 
@@ -157,6 +158,7 @@ def new_nvrm(before: dict[str, Any], after: dict[str, Any]) -> list[Finding]:
     the bus, RmInitAdapter failed); each is a machine fault, as in the quick tier."""
     seen = {_xid_key(e) for e in _events(before, "nvrm_events")}
     fresh = [e for e in _events(after, "nvrm_events") if _xid_key(e) not in seen]
+    fresh = [e for e in fresh if _record_fault(e)]  # a non-fatal SXid drains nothing
     if not fresh:
         return []
     kinds = ", ".join(sorted({str(e.get("kind")) for e in fresh}))
@@ -164,6 +166,11 @@ def new_nvrm(before: dict[str, Any], after: dict[str, Any]) -> list[Finding]:
     return [
         Finding("job_left_nvrm", f"{len(fresh)} new NVRM record(s) ({kinds}), first on {where}")
     ]
+
+
+def _record_fault(event: dict[str, Any]) -> bool:
+    kind, text = str(event.get("kind")), event.get("text")
+    return judge_record(kind, text if isinstance(text, str) else "").cause not in NOT_FAILED
 
 
 def _machine_fault(event: dict[str, Any]) -> bool:

@@ -15,10 +15,13 @@ import re
 from typing import Any
 
 MIB_PER_S_IN_GBPS = 2**20 * 8 / 1e9
-BW_HEADER = re.compile(r"#bytes\s+#iterations\s+BW peak\[(Gb/sec|MB/sec|MiB/sec)\]")
+# Layouts read (perftest_parameters.h and its history): RESULT_FMT(_G) "#bytes #iterations BW
+# peak BW average MsgRate" (5 columns), the per-port variants (more columns after those 5),
+# RESULT_FMT_QOS with a "#sl" column after #bytes, and perftest 1.x's 4 columns (no MsgRate).
+BW_HEADER = re.compile(r"#bytes\s+(?:#sl\s+)?#iterations\s+BW peak\[(Gb/sec|MB/sec|MiB/sec)\]")
 LAT_HEADER = re.compile(r"#bytes\s+#iterations\s+t_min\[usec\]")
 NUMBER = r"[-+]?\d+(?:\.\d+)?"
-ROW = re.compile(rf"^\s*(\d+)\s+(\d+)\s+((?:{NUMBER}\s+)*{NUMBER})\s*$")
+ROW = re.compile(rf"^\s*(\d+)\s+(\d+)(?:\s+((?:{NUMBER}\s+)*{NUMBER}))?\s*$")
 INFO = re.compile(r"(?<![\w-])(Device|Link type|Mtu|GID index)\s*:\s*(\S+)")
 LAT_COLUMNS = ("t_min", "t_max", "t_typical", "t_avg", "t_stdev", "p99", "p99_9")
 
@@ -39,28 +42,41 @@ def _info(text: str) -> dict[str, str]:
     }
 
 
-def _rows(text: str, header: re.Pattern[str]) -> tuple[str, list[list[float]]]:
+def _rows(text: str, header: re.Pattern[str]) -> tuple[str, list[list[float]], str]:
+    """The unit, the rows of the last table, and its last row's line (for saying what is wrong);
+    a table with a "#sl" column (RESULT_FMT_QOS) has it dropped, so every row starts with
+    bytes, iterations."""
     lines = text.splitlines()
     starts = [i for i, line in enumerate(lines) if header.search(line)]
     if not starts:
         raise PerftestOutputError("no result table in perftest's output (did it connect?)")
-    unit = header.search(lines[starts[-1]]).group(1) if header.groups else ""
-    rows = []
+    found = header.search(lines[starts[-1]])
+    unit = found.group(1) if header.groups else ""
+    qos = "#sl" in found.group(0)
+    rows, last = [], ""
     for line in lines[starts[-1] + 1 :]:
         m = ROW.match(line)
         if m:
-            rows.append([float(m.group(1)), float(m.group(2)), *map(float, m.group(3).split())])
+            row = [float(m.group(1)), float(m.group(2)), *map(float, (m.group(3) or "").split())]
+            rows.append(row[:1] + row[2:] if qos else row)
+            last = line.strip()
         elif line.startswith("-"):
             break
     if not rows:
         raise PerftestOutputError("perftest printed its table header but no result row")
-    return unit, rows
+    return unit, rows, last
 
 
 def parse_bw_text(text: str) -> dict[str, Any]:
     """The last table of an ib_*_bw run: its last row (the only one without -a), in Gb/s."""
-    unit, rows = _rows(text, BW_HEADER)
-    size, iterations, peak, average, rate = rows[-1][:5]
+    unit, rows, line = _rows(text, BW_HEADER)
+    if len(rows[-1]) < 4:
+        raise PerftestOutputError(
+            f"bandwidth row {line!r} has {len(rows[-1])} columns, expected bytes, iterations, "
+            "BW peak, BW average (and MsgRate)"
+        )
+    size, iterations, peak, average = rows[-1][:4]
+    rate = rows[-1][4] if len(rows[-1]) > 4 else None  # perftest 1.x prints no MsgRate
     scale = 1.0 if unit == "Gb/sec" else MIB_PER_S_IN_GBPS
     return {
         **_info(text),
@@ -75,10 +91,10 @@ def parse_bw_text(text: str) -> dict[str, Any]:
 
 def parse_lat_text(text: str) -> dict[str, Any]:
     """The last row of an ib_*_lat table, in microseconds."""
-    _, rows = _rows(text, LAT_HEADER)
+    _, rows, line = _rows(text, LAT_HEADER)
     row = rows[-1]
     if len(row) < 2 + len(LAT_COLUMNS):
-        raise PerftestOutputError(f"latency row has {len(row)} columns, expected 9")
+        raise PerftestOutputError(f"latency row {line!r} has {len(row)} columns, expected 9")
     return {
         **_info(text),
         "bytes": int(row[0]),
@@ -95,12 +111,19 @@ def parse_json(text: str) -> dict[str, Any]:
         info, results = data["test_info"], data["results"]
     except (ValueError, KeyError, TypeError) as exc:
         raise PerftestOutputError(f"not a perftest --out_json file: {exc}") from None
+    try:
+        return _from_json(info, results)
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise PerftestOutputError(f"perftest --out_json file lacks {exc}") from None
+
+
+def _from_json(info: dict[str, Any], results: dict[str, Any]) -> dict[str, Any]:
     common = {"device": info.get("Device"), "link_type": info.get("Link_type"),
               "mtu": info.get("Mtu")}  # fmt: skip
     common.update(bytes=results["MsgSize"], iterations=results["n_iterations"])
     if "BW_average" in results:
         return {**common, "bw_peak_gbps": results["BW_peak"], "bw_avg_gbps": results["BW_average"],
-                "msg_rate_mpps": results["MsgRate"]}  # fmt: skip
+                "msg_rate_mpps": results.get("MsgRate")}  # fmt: skip
     keys = ("t_min", "t_max", "t_typical", "t_avg", "t_stdev", "percentile_99", "percentile_99.9")
     return {**common, **{f"{c}_us": results[k] for c, k in zip(LAT_COLUMNS, keys, strict=True)}}
 

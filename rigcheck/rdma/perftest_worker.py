@@ -152,7 +152,7 @@ class PerftestJob:
             return {"error": f"{argv[0]}: {type(exc).__name__}: {exc}"}
         try:
             return parse(done.stdout)
-        except PerftestOutputError as exc:
+        except (PerftestOutputError, ValueError) as exc:  # any output: a result or a reason
             tail = (done.stdout + done.stderr).strip().splitlines()[-3:]
             return {"error": f"{argv[0]} exit {done.returncode}: {exc}: {' | '.join(tail)}"}
 

@@ -103,6 +103,9 @@ def kernel_log(os_name: str) -> dict[str, Any]:
         "amdgpu_events": [],
         "nvrm_count": 0,
         "nvrm_events": [],
+        "levels_read": 2412,
+        "unexplained_count": 0,
+        "unexplained_events": [],
     }
 
 

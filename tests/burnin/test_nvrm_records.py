@@ -105,7 +105,16 @@ GOOD = good_trace(duration_s=60.0, interval_s=0.5)
 @pytest.mark.parametrize("excerpt", with_nvrm_excerpts(), ids=lambda e: e["source"][-40:])
 def test_every_real_nvrm_record_fails_the_burn_in_naming_its_gpu(excerpt):
     lines = [line for line, _ in excerpt["lines"]]
-    expected = [x for _, x in excerpt["lines"] if x and x["event"].startswith("NVRM ")]
+    # every NVRM record, and the fatal NVSwitch SXids kept with them (a non-fatal one is reported)
+    expected = [
+        x
+        for _, x in excerpt["lines"]
+        if x
+        and (
+            x["event"].startswith("NVRM ")
+            or (x["event"].startswith("SXid ") and x["cause"] == "machine")
+        )
+    ]
     events = [
         {"t_s": 12.0, "kind": e["kind"], "device": e["bus_id"], "text": e["text"]}
         for e in parse_nvrm(lines)
@@ -113,7 +122,8 @@ def test_every_real_nvrm_record_fails_the_burn_in_naming_its_gpu(excerpt):
     problems = judge.nvrm(trace_with(events), H100)
     assert len(problems) == len(expected)
     for line, want in zip(problems, expected, strict=True):
-        assert line.startswith(f"NVRM {want['event'].split()[1]} at 12 s on ")
+        kind = "sxid" if want["event"].startswith("SXid ") else want["event"].split()[1]
+        assert line.startswith(f"NVRM {kind} at 12 s on ")
         assert (want["gpu"] or "an unnamed GPU") in line
 
 

@@ -104,6 +104,14 @@ AMDGPU_LINES = {
     "ring_reset_failed": ("Ring gfx_0.0.0 reset failed", True),
     "ring_timeout": ("ring gfx_0.0.0 timeout, signaled seq=1204, emitted seq=1206", True),
     "gpu_reset": ("GPU reset begin!", True),
+    # Issue 36's entries: MES, resets during a run, VRAM lost, wedged, init, illegal opcodes
+    # (real lines of these kinds are in fixtures/realworld/kernel_log.json).
+    "mes_failed": ("MES failed to respond to msg=REMOVE_QUEUE", True),
+    "vram_lost": ("VRAM is lost due to GPU reset!", True),
+    "device_wedged": ("[drm] device wedged, but recovered through reset", True),
+    "init_failed": ("Fatal error during GPU init", True),
+    "mode_reset": ("MODE2 reset", True),  # no bring-up before it: a reset during a run
+    "illegal_command": ("Illegal opcode in command stream", False),
     "soft_recovered": ("ring comp_1.0.0 timeout, but soft recovered", False),
     "page_fault": (
         "[gfxhub0] retry page fault (src_id:0 ring:0 vmid:8 pasid:32769, for process python "

@@ -144,7 +144,7 @@ def test_kmsg_records_read_as_dmesg_lines(tmp_path, monkeypatch):
     monkeypatch.setattr(os, "close", lambda fd: None)
     monkeypatch.setattr(os, "read", fake_read)
     lines = kernel_log._kmsg()
-    assert lines[1].startswith("[3600.250000] NVRM: Xid")
+    assert lines[1].startswith("<3>[3600.250000] NVRM: Xid")  # its level kept, as `dmesg -r`
     assert kernel_log.parse_xid(lines[1])["t_s"] == 3600.25
 
 

@@ -93,3 +93,53 @@ def test_a_latency_row_with_a_trailing_column_keeps_the_nine():
     """perftest with --cpu_util appends CPU_Util[%] (RESULT_EXT_CPU_UTIL) after the columns."""
     text = read("ib_read_lat-text.txt").replace("5.10\n---", "5.10\t    12.50\n---")
     assert parse_lat_text(text)["p99_9_us"] == 5.10
+
+
+# The layouts perftest has printed, row values as its format strings print them (hand-assembled
+# from src/perftest_parameters.h's RESULT_FMT_QOS and RESULT_FMT_PER_PORT, and perftest 1.x's
+# send_bw.c `printf(" #bytes #iterations    BW peak[MB/sec]    BW average[MB/sec] \n")`).
+OLD_4_COLUMNS = (
+    " #bytes #iterations    BW peak[MB/sec]    BW average[MB/sec] \n"
+    "  65536        1000            3254.88            3254.83\n"
+    "------------------------------------------------------------------\n"
+)
+QOS = (
+    " #bytes    #sl      #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]\n"
+    " 65536      3        5000             10402.09            10401.68            0.166427\n"
+)
+PER_PORT = (
+    " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]   "
+    "BW Port1[Gb/sec]   MsgRate Port1[Mpps]   BW Port2[Gb/sec]   MsgRate Port2[Mpps]\n"
+    " 65536      5000             96.10              96.02               0.183  48.01  0.09  "
+    "48.01  0.09\n"
+)
+# A real run's table (perftest 4.x): a CPU-frequency warning between the header and the row.
+WARNED = (
+    " #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]\n"
+    "Conflicting CPU frequency values detected: 800.565000 != 3311.538000. CPU Frequency is not "
+    "max.\n 4096       17338400         0.00               11288.12                   2.889760\n"
+)
+
+
+def test_every_bandwidth_layout_perftest_printed_is_read():
+    old = parse_bw_text(OLD_4_COLUMNS)
+    assert (old["bytes"], old["iterations"], old["msg_rate_mpps"]) == (65536, 1000, None)
+    assert old["bw_avg_gbps"] == pytest.approx(3254.83 * 2**20 * 8 / 1e9, abs=1e-3)
+    qos = parse_bw_text(QOS)  # the #sl column is not the iteration count
+    assert (qos["iterations"], qos["msg_rate_mpps"]) == (5000, 0.166427)
+    port = parse_bw_text(PER_PORT)
+    assert (port["bw_avg_gbps"], port["msg_rate_mpps"]) == (96.02, 0.183)
+    assert parse_bw_text(WARNED)["iterations"] == 17338400
+
+
+@pytest.mark.parametrize("row", [" 65536      1000\n", " 65536      1000   3254.88\n"])
+def test_a_short_bandwidth_row_is_refused_naming_it(row):
+    header = " #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]\n"
+    with pytest.raises(PerftestOutputError, match=f"row '{row.strip()}'"):
+        parse_bw_text(header + row)
+
+
+@pytest.mark.parametrize("text", ['{"test_info": {}, "results": {"BW_average": 1}}', "[]", "3"])
+def test_a_json_of_another_shape_is_refused_not_a_crash(text):
+    with pytest.raises(PerftestOutputError):
+        parse_json(text)

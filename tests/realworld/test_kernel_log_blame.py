@@ -68,13 +68,14 @@ def test_a_gsp_failure_at_the_top_of_a_long_log_keeps_the_gpu_right_below_it():
 
 # --- amdgpu lines without a PCI prefix (rigcheck/facts/kernel_log/amdgpu.py) ---
 
-# fuzzyHSA#2's first two lines: amdgpu messages that name no GPU and are not faults rigcheck reads.
+# fuzzyHSA#2's first two lines: amdgpu MES failures that name no GPU (no ring timeout).
 NO_GPU = excerpt("amdgpu", "amd/fuzzyHSA/issues/2")[:2]
 
 
 def test_the_joined_logs_hold_what_each_excerpt_holds():
-    """The pieces the tests join are as described: NO_GPU names no GPU and no fault."""
-    assert parse_amdgpu_lines(NO_GPU) == []
+    """The pieces the tests join are as described: NO_GPU names no GPU and no ring timeout."""
+    assert [e["bus_id"] for e in parse_amdgpu_lines(NO_GPU)] == [None, None]
+    assert ring_timeouts(NO_GPU) == []
     one_gpu = excerpt("amdgpu", "ROCm/legacy-rocm-build/issues/2196")
     assert ring_timeouts(one_gpu) == ["0000:0d:00.0"]
 

@@ -39,6 +39,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from rigcheck.facts.kernel_log import line_form
+
 SOURCE = (
     "the amdgpu kernel driver's messages (Linux drivers/gpu/drm/amd/amdgpu/: amdgpu_ras.c, "
     "amdgpu_ras_eeprom.c, amdgpu_job.c, amdgpu_device.c, gmc_v9_0.c)"
@@ -47,9 +49,23 @@ SOURCE = (
 PREFIX = re.compile(
     r"\bamdgpu (?P<bus>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.\d):\s*(?P<text>.*)"
 )
-MONOTONIC = re.compile(r"^\[\s*(?P<t>\d+\.\d+)\]")
-# A line amdgpu printed without dev_err's prefix: DRM_ERROR's "[drm:amdgpu_job_timedout [amdgpu]]".
-UNPREFIXED = re.compile(r"\[drm:amdgpu\w* \[amdgpu\]\]\s*(?:\*ERROR\*\s*)?(?P<text>.*)")
+# A line amdgpu printed without dev_err's prefix: DRM_ERROR's "[drm:amdgpu_job_timedout [amdgpu]]"
+# or "[drm:mes_v11_0_submit_pkt_and_poll_completion.constprop.0 [amdgpu]]", or pr_err's
+# "amdgpu: " (the driver core's "amdgpu: probe of 0000:03:00.0 failed with error -22"), or
+# older kernels' "[drm] VRAM is lost due to GPU reset!" (DRM_INFO, amdgpu's text).
+UNPREFIXED = re.compile(
+    r"(?:\[drm:[\w.]+ \[amdgpu\]\]\s*(?:\*ERROR\*\s*)?|(?<![\w-])amdgpu:\s+|"
+    r"\[drm\]\s+(?=VRAM is lost))(?P<text>.*)"
+)
+NAMED_BDF = re.compile(r"\b[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.\d\b")
+# A MODE1/MODE2 reset is also how amdgpu brings a GPU up at boot or back from suspend: there it
+# is no fault. Judged by what precedes it (parse_amdgpu_lines sets the event's "context").
+BOOT_S = 60.0  # a reset stamped this soon after boot, with no fault before it, is bring-up
+RESUME = re.compile(
+    r"\bPM: (?:suspend|resume|hibernation)|\bresum(?:e|ing)\b|Restarting tasks", re.I
+)
+FAULT_BEFORE = re.compile(r"GPU reset begin|MES|timeout|hang|RAS|uncorrectable|wedged", re.I)
+CONTEXT_LINES = 30
 NEAR = 3  # lines around an unprefixed line in which a prefixed line names its GPU
 RESET = "drain the node, reset the GPU (`amd-smi reset -G -g <gpu>`) or reboot"
 RMA = "if it recurs, ask the provider to replace the GPU (RMA)"
@@ -127,6 +143,61 @@ CATALOGUE = (
         "find the fault logged just before it; if it recurs, ask the provider",
     ),
     AmdgpuFault(
+        "mes_failed",
+        re.compile(
+            r"MES failed to respon(?:d|se)|MES might be in unrecoverable state|MES ring buffer is "
+            r"full|failed to (?:remove|add|unmap|reset) (?:hardware |legacy )?queue|"
+            r"kfd_queues_mes: Failed|reset via MES failed",
+            re.I,
+        ),
+        "the GPU's scheduler firmware (MES) stopped answering; the driver resets the GPU",
+        "driver",
+        f"{RESET}; if it recurs, update the kernel, amdgpu firmware (MES) and ROCm, then ask the "
+        "provider",
+    ),
+    AmdgpuFault(
+        "vram_lost",
+        re.compile(r"VRAM is lost due to GPU reset", re.I),
+        "a GPU reset lost the GPU's memory: every job on that GPU died",
+        "driver",
+        "find the fault logged before the reset; if it recurs, ask the provider",
+    ),
+    AmdgpuFault(
+        "device_wedged",
+        re.compile(r"device wedged", re.I),
+        "the driver declared the GPU wedged (hung), recovered only by a reset or not at all",
+        "driver",
+        f"{RESET}; find the fault logged before it; if it recurs, ask the provider",
+    ),
+    AmdgpuFault(
+        "init_failed",
+        re.compile(
+            r"Fatal error during GPU init|amdgpu_device_ip_init failed|(?:sw|hw)_init of IP "
+            r"block <\w+> failed|PSP (?:load \w+|firmware loading|create ring) failed|"
+            r"probe (?:of \S+ |with driver amdgpu )failed with error",
+            re.I,
+        ),
+        "the driver could not initialize the GPU (init, PSP firmware or probe failed): it is "
+        "unusable",
+        "machine",
+        "reboot the node; if it persists, check the amdgpu firmware matches the kernel "
+        f"(`dmesg | grep -i psp`), then {RMA.replace('if it recurs, ', '')}",
+    ),
+    AmdgpuFault(
+        "mode_reset",
+        re.compile(r"\bMODE[12] reset\b", re.I),
+        "the driver reset the GPU (MODE1/MODE2) while it was in use",
+        "driver",
+        "find the fault logged just before it; if it recurs, ask the provider",
+    ),
+    AmdgpuFault(
+        "illegal_command",
+        re.compile(r"Illegal (?:opcode|instruction|register access) in command stream", re.I),
+        "a program's command stream held an illegal instruction or register access",
+        "application",
+        "an application error: fix or restart the program; the machine is not at fault",
+    ),
+    AmdgpuFault(
         "soft_recovered",
         re.compile(r"ring \S+ timeout, but soft recovered", re.I),
         "one job hung and was killed; the GPU carried on",
@@ -148,12 +219,27 @@ def classify(text: str) -> AmdgpuFault | None:
     return next((f for f in CATALOGUE if f.pattern.search(text)), None)
 
 
+def judge(text: str, context: str | None = None) -> AmdgpuFault | None:
+    """The entry for one event: a MODE1/MODE2 reset at boot or resume is bring-up, no fault."""
+    kind = classify(text)
+    if kind is None or kind.name != "mode_reset" or context not in ("boot", "resume"):
+        return kind
+    meaning = f"the driver reset the GPU while bringing it up ({context}), as it does"
+    return AmdgpuFault(kind.name, kind.pattern, meaning, "informational", "none")
+
+
 def parse_amdgpu(line: str) -> dict[str, Any] | None:
     """One amdgpu fault event from a line with amdgpu's PCI prefix, or None when it is not one."""
     match = PREFIX.search(line)
     if match is None or classify(match["text"]) is None:
         return None
     return _event(line, match["bus"].lower(), match["text"])
+
+
+def explains(line: str) -> bool:
+    """Whether a rule here reads the line (with or without amdgpu's PCI prefix)."""
+    found = PREFIX.search(line) or UNPREFIXED.search(line)
+    return found is not None and classify(found["text"]) is not None
 
 
 def parse_amdgpu_lines(lines: list[str]) -> list[dict[str, Any]]:
@@ -165,15 +251,29 @@ def parse_amdgpu_lines(lines: list[str]) -> list[dict[str, Any]]:
         event = parse_amdgpu(line)
         unprefixed = UNPREFIXED.search(line) if event is None else None
         if unprefixed and classify(unprefixed["text"]):
-            event = _event(line, _gpu_near(buses, i, everywhere), unprefixed["text"])
+            named = NAMED_BDF.search(unprefixed["text"])
+            bus = named[0].lower() if named else _gpu_near(buses, i, everywhere)
+            event = _event(line, bus, unprefixed["text"])
         if event is not None:
-            events.append(event)
+            context = (
+                _context(lines, i, event) if classify(event["text"]).name == "mode_reset" else None
+            )
+            events.append({**event, "context": context} if context else event)
     return events
 
 
+def _context(lines: list[str], i: int, event: dict[str, Any]) -> str | None:
+    """ "resume" or "boot" when a reset is bring-up (no fault logged before it), else None."""
+    before = lines[max(0, i - CONTEXT_LINES) : i]
+    if any(FAULT_BEFORE.search(line) for line in before[-NEAR * 3 :]):
+        return None
+    if any(RESUME.search(line) for line in before):
+        return "resume"
+    return "boot" if event["t_s"] is not None and event["t_s"] < BOOT_S else None
+
+
 def _event(line: str, bus: str | None, text: str) -> dict[str, Any]:
-    when = MONOTONIC.match(line.strip())
-    return {"t_s": float(when["t"]) if when else None, "bus_id": bus, "text": text.strip()[:300]}
+    return {"t_s": line_form.seconds(line), "bus_id": bus, "text": text.strip()[:300]}
 
 
 def _bus(line: str) -> str | None:

@@ -1,5 +1,8 @@
 """NVIDIA driver records that carry no Xid: a GPU lost from the bus at load time, a GPU the
-driver could not initialize, GSP firmware that did not start. Each is a machine fault.
+driver could not initialize, GSP firmware that did not start, or stopped answering (RPC or
+heartbeat timeouts, its watchdog), a PMU that halted, NVLink links that did not train. Each is a
+machine fault. The NVSwitch driver's SXid events (sxid.py) are kept with them, kind "sxid",
+judged from NVIDIA's SXid list: fatal ones fail, non-fatal ones are reported.
 
 They are read from the same kernel-log lines as the Xid events (reader.py). Some span
 lines: the open driver (570 and later) prints
@@ -20,6 +23,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from rigcheck.facts.kernel_log import line_form, sxid
+
 BDF = r"(?P<bus>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.\d)"
 MONOTONIC = re.compile(r"^\[\s*(?P<t>\d+\.\d+)\]")
 NEAR = 3  # lines: a multi-line record's continuation, or the GPU line beside a bus-less record
@@ -29,6 +34,11 @@ NAMED_GPU = re.compile(
     r"(?P<bus>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.\d)?)"
 )
 RESET = "reset the GPU (`nvidia-smi -r -i <index>`) or reboot the node"
+GSP = (
+    "drain the node and reset the GPU or reboot it (NVIDIA: as Xid 119/120, RESET_GPU); if it "
+    "recurs, update the driver and GPU firmware, then ask the provider"
+)
+XID = re.compile(r"NVRM: Xid \(")  # an Xid line is the Xid reader's, never a record here
 RMA = "if it recurs, ask the provider to replace the GPU (RMA)"
 
 
@@ -84,7 +94,60 @@ CATALOGUE = (
         "machine",
         f"power-cycle the node; {RMA}",
     ),
+    # NVRM: GPU0 _kgspRpcRecvPoll: GSP RM heartbeat timed out (and _kgspIsHeartbeatTimedOut)
+    NvrmFault(
+        "gsp_heartbeat_timeout",
+        re.compile(r"NVRM: .*(?:GSP RM heartbeat timed out|_kgspIsHeartbeatTimedOut: Heartbeat)"),
+        None,
+        "the GPU System Processor stopped answering (its heartbeat timed out)",
+        "machine",
+        GSP,
+    ),
+    # 525-535 drivers: "NVRM: ... Timeout waiting for RPC from GSP! Expected function 76 ..."
+    # (newer drivers print the same text inside Xid 119, which the Xid reader keeps)
+    NvrmFault(
+        "gsp_rpc_timeout",
+        re.compile(
+            r"NVRM: .*Timeout (?:after \d+s of )?waiting for RPC (?:response )?from \w*\s?GSP"
+        ),
+        None,
+        "a call into the GPU System Processor firmware timed out (as Xid 119)",
+        "machine",
+        GSP,
+    ),
+    # NVRM: GPU0 _kgspRpcGspEventPmuHalted: Received signal from GSP that PMU has halted.
+    NvrmFault(
+        "pmu_halted",
+        re.compile(r"(?:_kgspRpcGspEventPmuHalted|PMU has halted|\bPMU halted\b)"),
+        None,
+        "the GPU's power-management microcontroller (PMU) halted (as Xid 62)",
+        "machine",
+        f"{RESET}; {RMA}",
+    ),
+    # The GSP's own watchdog, printed by the firmware log without an NVRM prefix in some drivers
+    NvrmFault(
+        "gsp_watchdog",
+        re.compile(r"\bGSP\b.*\bwatchdog\b|\bwatchdog\b.*\bGSP\b", re.I),
+        None,
+        "the GPU System Processor's watchdog fired: a firmware task hung",
+        "machine",
+        GSP,
+    ),
+    # NVRM: knvlinkDiscoverPostRxDetLinks_GH100: Getting peer0's postRxDetLinkMask failed!
+    NvrmFault(
+        "nvlink_training_failed",
+        re.compile(
+            r"NVRM: .*(?:postRxDetLinkMask failed|[Ll]ink training failed|"
+            r"[Ff]ailed to train (?:NVLink )?links?)"
+        ),
+        None,
+        "NVLink links did not train: the GPU's NVLink bandwidth is reduced or gone",
+        "machine",
+        "drain the node and reboot it; `nvidia-smi nvlink -s` shows the links; if it recurs the "
+        "board, its NVLink bridge or the NVSwitch tray needs service: ask the provider",
+    ),
 )
+SXID = "sxid"  # the kind of an NVSwitch SXid event (sxid.py)
 
 
 def find(kind: str) -> NvrmFault:
@@ -98,18 +161,38 @@ def find(kind: str) -> NvrmFault:
     return NvrmFault(kind, re.compile(re.escape(kind)), None, what, "machine", action)
 
 
+def judge_event(kind: str, text: str) -> NvrmFault:
+    """What one record means: an SXid by its code and line (sxid.py), any other by its kind."""
+    if kind != SXID:
+        return find(kind)
+    judged = sxid.judge(text)
+    return NvrmFault(SXID, re.compile("SXid"), None, judged.meaning, judged.cause, judged.action)
+
+
 def parse_nvrm(lines: list[str]) -> list[dict[str, Any]]:
-    """Every NVRM fault record in the lines: time, GPU (or None), kind, text."""
-    events = []
+    """Every NVRM fault record and NVSwitch SXid in the lines: time, GPU (or None), kind, text
+    (and an SXid's switch, code and link)."""
+    return [event for _, _, event in records(lines)]
+
+
+def records(lines: list[str]) -> list[tuple[int, int, dict[str, Any]]]:
+    """(first line, last line, event) of every record, for telling which lines are explained."""
+    found = []
     for i, line in enumerate(lines):
+        switch = sxid.parse_sxid(line)
+        if switch is not None:
+            found.append((i, i, {"t_s": line_form.seconds(line), "kind": SXID, **switch}))
+            continue
+        if XID.search(line):
+            continue
         for fault in CATALOGUE:
             match = fault.start.search(line)
             end = _record_end(fault, lines, i) if match else None
             if end is None:
                 continue
-            events.append(_event(fault, match, lines, i, end))
+            found.append((i, end, _event(fault, match, lines, i, end)))
             break
-    return events
+    return found
 
 
 def _record_end(fault: NvrmFault, lines: list[str], i: int) -> int | None:
@@ -124,9 +207,8 @@ def _record_end(fault: NvrmFault, lines: list[str], i: int) -> int | None:
 
 def _event(fault: NvrmFault, match: re.Match, lines: list[str], i: int, end: int) -> dict[str, Any]:
     bus = match.groupdict().get("bus") or _gpu_beside(lines, i)
-    when = MONOTONIC.match(lines[i].strip())
     return {
-        "t_s": float(when["t"]) if when else None,
+        "t_s": line_form.seconds(lines[i]),
         "bus_id": bus.lower() if bus else None,
         "kind": fault.kind,
         "text": " ".join(_message(x) for x in lines[i : end + 1])[:300],

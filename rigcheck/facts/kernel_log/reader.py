@@ -7,10 +7,12 @@ The NVIDIA driver logs every GPU fault as `NVRM: Xid (PCI:0000:3b:00): 79, pid=.
 The probe keeps each event's time (seconds since boot), PCI bus id, code and text; what a code
 means is the checks' business (xid_catalog.py), so an old snapshot is judged by today's table.
 
-Readers are tried in order: `journalctl -k -b` (the whole boot, even when the ring buffer has
-wrapped), /dev/kmsg, `dmesg`. Without root they may all be refused (kernel.dmesg_restrict=1, a
-user outside the systemd-journal group, a container without the journal): the fact is then an
-error record naming each refusal, never an empty list that would read as "no Xids".
+Readers are tried in order: `journalctl -k -b -o json` (the whole boot, even when the ring
+buffer has wrapped), /dev/kmsg, `dmesg -r`; each keeps every message's priority
+(line_form.py), so that driver error lines no rule reads are still reported (unexplained.py).
+Without root they may all be refused (kernel.dmesg_restrict=1, a user outside the
+systemd-journal group, a container without the journal): the fact is then an error record
+naming each refusal, never an empty list that would read as "no Xids".
 """
 
 from __future__ import annotations
@@ -22,21 +24,28 @@ import re
 from pathlib import Path
 from typing import Any
 
+from rigcheck.facts.kernel_log import line_form
 from rigcheck.facts.kernel_log.amdgpu import parse_amdgpu_lines
 from rigcheck.facts.kernel_log.nvrm import parse_nvrm
+from rigcheck.facts.kernel_log.unexplained import unexplained_errors
 from rigcheck.facts.probe import CommandRunner, error_record
 
 WINDOW_ENV = "RIGCHECK_XID_WINDOW"  # e.g. "2h", "30m", "900s"; unset or "boot": since boot
 MAX_EVENTS = 200  # newest kept; a GPU in an Xid storm logs thousands
 # `NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python, GPU has fallen off the bus.`
-# Older drivers omit "PCI:"; the function digit is never printed.
+# Older drivers omit "PCI:"; the function digit is never printed. On a MIG GPU the driver adds
+# the instance the fault is attributed to: `(PCI:0000:01:00 GPU-I:05 GPU-CI:00)` (kernel_rc.c).
+# A reporter may have redacted the address (`PCI:...`): the event is kept, with no GPU named.
 XID_LINE = re.compile(
-    r"NVRM: Xid \((?:PCI:)?(?P<bus>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})(?:\.\d)?\):"
-    r"\s*(?P<code>\d+),\s*(?P<text>.*)"
+    r"NVRM: Xid \((?:PCI:)?(?P<bus>[^)\s]*?)(?P<mig>(?:\s+GPU-C?I:\s*\d+)*)\s*\):"
+    r"\s*(?P<code>\d+)(?:,\s*|\s*$)(?P<text>.*)"
 )
+BUS = re.compile(
+    r"(?:(?P<domain>[0-9a-fA-F]{4,8}):)?(?P<bus>[0-9a-fA-F]{2}:[0-9a-fA-F]{2})(?:\.\d)?"
+)
+MIG = re.compile(r"GPU-(?P<which>C?I):\s*(?P<n>\d+)")
 PID = re.compile(r"pid=(?P<pid>\d+)")
-# "[  269.516977] ..." (dmesg, journalctl -o short-monotonic): seconds since boot.
-MONOTONIC = re.compile(r"^\[\s*(?P<t>\d+\.\d+)\]")
+MONOTONIC = line_form.MONOTONIC  # "[  269.516977] ...": seconds since boot
 JOURNAL_REFUSED = ("not seeing messages", "No journal files", "insufficient permissions")
 UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 HOW_TO_READ = (
@@ -87,15 +96,18 @@ def probe_kernel_log(run: CommandRunner, window_s: int | None = None) -> dict[st
 
 
 def _journal(run: CommandRunner) -> list[str]:
-    result = run(["journalctl", "-k", "-b", "-o", "short-monotonic", "--no-pager", "-q"])
+    """JSON, for each message's PRIORITY (line_form.journal_line writes `<level>[t] message`)."""
+    result = run(["journalctl", "-k", "-b", "-o", "json", "--no-pager", "-q"])
     refused = next((r for r in JOURNAL_REFUSED if r in result.stderr), None)
     if result.returncode != 0 or refused:
         raise PermissionError((result.stderr.strip() or f"exit {result.returncode}")[:200])
-    return _nonempty(result.stdout.splitlines(), "journalctl")
+    lines = [line_form.journal_line(r) for r in result.stdout.splitlines() if r.strip()]
+    return _nonempty(lines, "journalctl")
 
 
 def _dmesg(run: CommandRunner) -> list[str]:
-    result = run(["dmesg"])
+    """`dmesg -r`: each line keeps its level (`<3>[  269.516977] NVRM: ...`)."""
+    result = run(["dmesg", "-r"])
     if result.returncode != 0:
         raise PermissionError((result.stderr.strip() or f"exit {result.returncode}")[:200])
     return _nonempty(result.stdout.splitlines(), "dmesg")
@@ -124,11 +136,13 @@ def _kmsg(path: str = "/dev/kmsg") -> list[str]:
 
 
 def _kmsg_line(record: str) -> str:
-    """'6,1234,269516977,-;NVRM: ...' (microseconds since boot) -> '[269.516977] NVRM: ...'."""
+    """'3,1234,269516977,-;NVRM: ...' (level, sequence, microseconds since boot) ->
+    '<3>[269.516977] NVRM: ...'."""
     header, _, message = record.partition(";")
     fields = header.split(",")
     micros = int(fields[2]) if len(fields) > 2 and fields[2].isdigit() else 0
-    return f"[{micros / 1e6:.6f}] {message.splitlines()[0] if message else ''}"
+    level = f"<{int(fields[0]) & 7}>" if fields[0].isdigit() else ""
+    return f"{level}[{micros / 1e6:.6f}] {message.splitlines()[0] if message else ''}"
 
 
 def _nonempty(lines: list[str], name: str) -> list[str]:
@@ -145,12 +159,16 @@ def _uptime() -> float | None:
         return None
 
 
-def _events(source: str, lines: list[str], window_s: int | None) -> dict[str, Any]:
+def _events(source: str, raw: list[str], window_s: int | None) -> dict[str, Any]:
     uptime = _uptime()
     since = None if window_s is None or uptime is None else max(0.0, uptime - window_s)
-    events = _within([parse_xid(line) for line in lines], since)
-    amdgpu = _within(parse_amdgpu_lines(lines), since)  # amdgpu_log.py
-    nvrm = _within(parse_nvrm(lines), since)  # nvrm_log.py
+    levels, lines = levels_and_lines(raw)
+    parsed = [parse_xid(line) for line in lines]
+    events = _within(parsed, since)
+    amdgpu = _within(parse_amdgpu_lines(lines), since)  # amdgpu.py
+    nvrm = _within(parse_nvrm(lines), since)  # nvrm.py, with nvswitch.py's SXids
+    xids = {i for i, event in enumerate(parsed) if event is not None}
+    unexplained = _within(unexplained_errors(levels, lines, xids), since)
     return {
         "source": source,
         "window_s": window_s,
@@ -162,7 +180,16 @@ def _events(source: str, lines: list[str], window_s: int | None) -> dict[str, An
         "amdgpu_events": amdgpu[-MAX_EVENTS:],
         "nvrm_count": len(nvrm),
         "nvrm_events": nvrm[-MAX_EVENTS:],
+        "levels_read": sum(level is not None for level in levels),
+        "unexplained_count": len(unexplained),
+        "unexplained_events": unexplained[-MAX_EVENTS:],
     }
+
+
+def levels_and_lines(raw: list[str]) -> tuple[list[int | None], list[str]]:
+    """Each line's level (None: the reader gave none) and the line without it, as rules read it."""
+    split = [line_form.split(line) for line in raw]
+    return [level for level, _ in split], [line for _, line in split]
 
 
 def _within(events: list[dict[str, Any] | None], since: float | None) -> list[dict[str, Any]]:
@@ -178,21 +205,28 @@ def parse_xid(line: str) -> dict[str, Any] | None:
     match = XID_LINE.search(line)
     if match is None:
         return None
-    when = MONOTONIC.match(line.strip())
     pid = PID.search(match["text"])
-    return {
-        "t_s": float(when["t"]) if when else None,
+    event = {
+        "t_s": line_form.seconds(line),
         "bus_id": _bus_id(match["bus"]),
         "code": int(match["code"]),
         "pid": int(pid["pid"]) if pid else None,
         "text": match["text"].strip()[:300],
     }
+    mig = {m["which"]: int(m["n"]) for m in MIG.finditer(match["mig"])}
+    if mig:  # the MIG instance the driver attributes the fault to
+        event["mig"] = {"gpu_instance": mig.get("I"), "compute_instance": mig.get("CI")}
+    return event
 
 
-def _bus_id(bus: str) -> str:
-    """The driver's '0000:3b:00' as sysfs writes the GPU's function: '0000:3b:00.0'."""
-    domain, rest = bus.lower().split(":", 1)
-    return f"{domain[-4:]}:{rest}.0"
+def _bus_id(bus: str) -> str | None:
+    """The driver's '0000:3b:00' as sysfs writes the GPU's function: '0000:3b:00.0'; None for
+    an address a reporter redacted ('...')."""
+    found = BUS.fullmatch(bus)
+    if found is None:
+        return None
+    domain = (found["domain"] or "0000").lower()
+    return f"{domain[-4:]}:{found['bus'].lower()}.0"
 
 
 def window_from_env(probe: Any, window_s: int | None) -> dict[str, Any]:
