@@ -7,44 +7,24 @@ fell or a false-fail rate that rose against a saved result (the CI gate)."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
 
+from rigcheck.coverage_cli import parser
 from rigcheck.testing.coverage.campaign import Plan, run
 from rigcheck.testing.coverage.gate import regressions
 from rigcheck.testing.coverage.node import PROFILES
 from rigcheck.testing.coverage.report import headline, markdown
 
 
-def count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if not 0 <= value <= 10_000:
-        raise argparse.ArgumentTypeError(f"{value} is out of range: 0 to 10000")
-    return value
-
-
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="rigcheck coverage", description=__doc__.split("\n\n")[1])
-    p.add_argument("--class", dest="cls", required=True, choices=sorted(PROFILES))
-    p.add_argument("--tier", default="quick", choices=["quick"])
-    p.add_argument("--seed", type=count, default=0)
-    p.add_argument("--healthy", type=count, default=10, help="healthy nodes (default 10)")
-    p.add_argument("--per-signature", type=count, default=3, help="faulty nodes per signature")
-    p.add_argument("--json", type=Path, help="write the results here")
-    p.add_argument("--markdown", type=Path, help="write the matrix here")
-    p.add_argument(
-        "--baseline", type=Path, help="a saved --json result this run must not fall under"
-    )
-    return p
-
-
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    if args.cls not in PROFILES:
+        known = ", ".join(sorted(PROFILES))
+        print(f"rigcheck coverage: no coverage model for class {args.cls!r}: choose {known}",
+              file=sys.stderr)  # fmt: skip
+        return 2
     baseline = _read_baseline(args.baseline) if args.baseline else None
     plan = Plan(args.cls, args.tier, args.seed, args.healthy, args.per_signature)
 

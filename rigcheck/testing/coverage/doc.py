@@ -10,8 +10,8 @@ import json
 import sys
 from pathlib import Path
 
+from rigcheck.coverage_cli import count
 from rigcheck.layout import ROOT_DIR
-from rigcheck.testing.coverage.__main__ import count
 from rigcheck.testing.coverage.campaign import Plan, run
 from rigcheck.testing.coverage.node import PROFILES
 from rigcheck.testing.coverage.report import markdown
