@@ -334,9 +334,8 @@ class ReportSession:
                 f"run in progress: {len(self.checks)} of {len(self.selected)} checks done when "
                 "this was written (if the run has ended, it was killed or crashed)"
             )
-        final = exit_status is not None
         certificate = cert.build_certificate(
-            run=self._run_info(finished=final),
+            run=self._run_info(finished=(final := exit_status is not None)),
             target=self.target,
             checks=self.checks,
             selected=self.selected,
@@ -474,9 +473,8 @@ def incomplete_measurements(config: pytest.Config) -> str | None:
     from rigcheck.measure.check import INCOMPLETE_KEY
 
     found = config.stash.get(INCOMPLETE_KEY, [])
-    if not found:
-        return None
-    return f"{len(found)} measurement(s) could not finish in their time cap: " + "; ".join(found)
+    why = f"{len(found)} measurement(s) could not finish in their time cap: " + "; ".join(found)
+    return why if found else None
 
 
 def device_label(params: str, figure: str) -> str | None:
