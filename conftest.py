@@ -8,6 +8,12 @@ one line what is missing and which command has it, and exit 4 (usage error, docs
 import importlib
 import sys
 
+import pytest
+
+# pytest rewrites the asserts of the modules pytest_plugins names, but only those it imports
+# itself: mark the package first, or the imports below leave one PytestAssertRewriteWarning
+# ("Module already imported so cannot be rewritten") per plugin module in every run's output.
+pytest.register_assert_rewrite("rigcheck.plugin")
 try:
     importlib.import_module("rigcheck.plugin")
     for _name in importlib.import_module("rigcheck.plugin").pytest_plugins:
