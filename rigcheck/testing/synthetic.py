@@ -348,7 +348,9 @@ def _apple_device(chip: AppleChip) -> dict[str, Any]:
 def _gpu_software(spec: Spec, board: Board, stack: Stack, count: int) -> dict[str, Any]:
     nvidia = stack.build == "cuda"
     return {
-        "torch": _torch(stack, [_torch_device(board, i) for i in range(count)], board),
+        "torch": _torch(
+            stack, [_torch_device(board, i) for i in range(count)], board, HOSTS[board.host]
+        ),
         "flash_attn": _flash_attn(spec, stack),
         "nvidia_driver": _driver(stack) if nvidia else {"present": False, "reason": NO_NVML},
         "nvcc": {"path": "/usr/local/cuda/bin/nvcc", "version": stack.cuda} if nvidia else None,
@@ -357,7 +359,7 @@ def _gpu_software(spec: Spec, board: Board, stack: Stack, count: int) -> dict[st
 
 
 def _mps_software() -> dict[str, Any]:
-    torch = _torch(STACKS["macos"], [], None)
+    torch = _torch(STACKS["macos"], [], None, None)
     torch.update(mps_built=True, mps_available=True)
     return {
         "torch": torch,
@@ -370,7 +372,7 @@ def _mps_software() -> dict[str, Any]:
 
 def _cpu_software() -> dict[str, Any]:
     return {
-        "torch": _torch(STACKS["cpu"], [], None),
+        "torch": _torch(STACKS["cpu"], [], None, HOSTS["cpu"]),
         "flash_attn": {"installed": False},
         "nvidia_driver": {"present": False, "reason": NO_NVML},
         "nvcc": None,
@@ -382,7 +384,9 @@ def _driver(stack: Stack) -> dict[str, Any]:
     return {"present": True, "version": stack.driver, "cuda_driver_version": stack.driver_cuda}
 
 
-def _torch(stack: Stack, devices: list[dict[str, Any]], board: Board | None) -> dict[str, Any]:
+def _torch(
+    stack: Stack, devices: list[dict[str, Any]], board: Board | None, host: Host | None
+) -> dict[str, Any]:
     """torch_probe.probe_torch's record; device facts only where torch sees a GPU."""
     gpu = bool(devices)
     return {
@@ -400,9 +404,22 @@ def _torch(stack: Stack, devices: list[dict[str, Any]], board: Board | None) -> 
         "tf32_cudnn_allowed": True,
         "float32_matmul_precision": "highest",
         "mps_built": False,
+        "cpu_capability": _cpu_capability(host),
+        # Unset: a healthy host leaves oneDNN its full ISA (ONEDNN_MAX_CPU_ISA caps it).
+        "onednn_max_cpu_isa": None,
         "mps_available": False,
         "devices": devices,
     }
+
+
+def _cpu_capability(host: Host | None) -> str:
+    """torch.backends.cpu.get_cpu_capability() on this host, ATEN_CPU_CAPABILITY unset: x86 with
+    AVX-512 (every synthetic x86 host: Sapphire Rapids, Zen 4, the Tiger Lake laptop, the cloud
+    VM's Xeon) dispatches to AVX512; torch 2.5's arm64 wheels have no NEON level and Neoverse V2
+    and Apple silicon lack 256-bit SVE, so DEFAULT there (host None: the Mac)."""
+    if host is None or host.machine != "x86_64":
+        return "DEFAULT"
+    return "AVX512" if "avx512f" in host.simd_flags else "AVX2"
 
 
 def _bf16_supported(board: Board) -> dict[str, bool]:

@@ -142,6 +142,8 @@ def test_host_class_floors(run_suite, name):
     figures = floored(spec)
     assert figures, f"{name} has no perf floor to test"
     facts = synthetic_snapshot(spec)
+    if spec.backend == "cpu":
+        facts = with_native_bf16(facts)
     ident = "mps" if spec.backend == "mps" else "cpu"
     for i in range(max(len(points(f)) for f in figures.values())):
         at = {k: points(f)[i] for k, f in figures.items() if i < len(points(f))}
@@ -152,3 +154,35 @@ def test_host_class_floors(run_suite, name):
         )  # fmt: skip
         subset = {k: figures[k] for k in at}
         check_judged(run, subset, lambda k, at=at: {ident: at[k]}, f"{name} point {i}")
+
+
+def with_native_bf16(facts: dict) -> dict:
+    """The synthetic cpu host (an i7-1185G7, Tiger Lake: AVX-512 but no AVX512_BF16) given
+    Sapphire Rapids' bf16 flags: the cpu class's bf16 floor applies to native bf16 only
+    (rigcheck/measure/cpu_isa.py), so its boundaries are judged on a CPU that has it."""
+    cpu = facts["host"]["cpu"]
+    flags = sorted({*cpu["simd_flags"], "avx512_bf16", "amx_bf16", "amx_tile"})
+    host = {**facts["host"], "cpu": {**cpu, "simd_flags": flags}}
+    return {**facts, "host": host}
+
+
+@pytest.mark.parametrize("name", [n for n in HOST_CLASSES if load_spec(n).backend == "cpu"])
+def test_bf16_below_the_floor_on_a_cpu_without_native_bf16_is_not_judged(run_suite, name):
+    """The same figure under its floor on the synthetic host as it is (no native bf16): recorded,
+    skipped NOT JUDGED with the reason, never failed; fp32 beside it is still judged."""
+    spec = load_spec(name)
+    facts = synthetic_snapshot(spec)
+    assert facts["software"]["torch"]["cpu_capability"] == "AVX512"  # the ISA is not the reason
+    bf16, fp32 = (spec.figures[f"matmul_{p}_tflops"]["floor"]["value"] for p in ("bf16", "fp32"))
+    values = {"matmul_bf16_tflops": {"cpu": bf16 * 0.5}, "matmul_fp32_tflops": {"cpu": fp32 * 0.5}}
+    run = run_suite(
+        "perf", "-m", f"{name} and perf", "-k", "matmul and not spread",
+        facts=facts, replay=replay(values),
+    )  # fmt: skip
+    judged = {j["figure"]: (n, j) for n, j in run.judgements.items()}
+    assert "matmul_bf16_tflops" not in judged, run.describe()
+    unjudged = [n for n, m in run.messages.items() if "matmul_bf16_tflops" in m]
+    assert len(unjudged) == 1 and run.outcomes[unjudged[0]] == "skipped", run.describe()
+    assert "NOT JUDGED: the CPU has no native bf16" in run.messages[unjudged[0]]
+    name_fp32, fp32_judgement = judged["matmul_fp32_tflops"]
+    assert fp32_judgement["verdict"] == "fail" and run.outcomes[name_fp32] == "failed"

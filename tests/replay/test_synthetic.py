@@ -76,6 +76,7 @@ def fake_torch(facts: dict) -> SimpleNamespace:
             mps=SimpleNamespace(
                 is_built=lambda: facts["mps_built"], is_available=lambda: facts["mps_available"]
             ),
+            cpu=SimpleNamespace(get_cpu_capability=lambda: facts["cpu_capability"]),
         ),
         cuda=SimpleNamespace(
             is_available=lambda: facts["cuda_available"],
@@ -93,8 +94,13 @@ def fake_torch(facts: dict) -> SimpleNamespace:
 
 
 @pytest.mark.parametrize("name", sorted(SPECS))
-def test_torch_probe_writes_back_the_synthetic_torch(name):
+def test_torch_probe_writes_back_the_synthetic_torch(name, monkeypatch):
     facts = synthetic_snapshot(SPECS[name])["software"]["torch"]
+    for var in ("ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA"):  # the probe reads oneDNN's cap here
+        if facts["onednn_max_cpu_isa"] is None:
+            monkeypatch.delenv(var, raising=False)
+        else:
+            monkeypatch.setenv(var, facts["onednn_max_cpu_isa"])
     assert torch_probe.probe_torch(fake_torch(facts)) == facts
 
 
