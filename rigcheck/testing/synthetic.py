@@ -35,6 +35,7 @@ from rigcheck.testing.synthetic_health import (
     kernel_log,
     recovery_action,
     sized_for_gpus,
+    smoke_mps,
 )
 from rigcheck.testing.synthetic_tables import (
     APPLE_CHIPS,
@@ -48,6 +49,7 @@ from rigcheck.testing.synthetic_tables import (
     Host,
     Stack,
     bus_id,
+    cpu_capability,
 )
 from rigcheck.testing.synthetic_topology import amd_topology, nvidia_topology, socket_of
 
@@ -69,7 +71,7 @@ def synthetic_snapshot(spec: Spec, gpus: int | None = None) -> dict[str, Any]:
         host = _linux_host("cpu")
     elif spec.backend == "mps":
         chip = APPLE_CHIPS[_table_key(spec, APPLE_CHIPS)]
-        devices, software, smoke = [_apple_device(chip)], _mps_software(), _smoke_mps()
+        devices, software, smoke = [_apple_device(chip)], _mps_software(), smoke_mps(_smoke_cpu())
         host = _mac_host(chip)
     else:
         board = BOARDS[_table_key(spec, BOARDS)]
@@ -404,22 +406,12 @@ def _torch(
         "tf32_cudnn_allowed": True,
         "float32_matmul_precision": "highest",
         "mps_built": False,
-        "cpu_capability": _cpu_capability(host),
+        "cpu_capability": cpu_capability(host),
         # Unset: a healthy host leaves oneDNN its full ISA (ONEDNN_MAX_CPU_ISA caps it).
         "onednn_max_cpu_isa": None,
         "mps_available": False,
         "devices": devices,
     }
-
-
-def _cpu_capability(host: Host | None) -> str:
-    """torch.backends.cpu.get_cpu_capability() on this host, ATEN_CPU_CAPABILITY unset: x86 with
-    AVX-512 (every synthetic x86 host: Sapphire Rapids, Zen 4, the Tiger Lake laptop, the cloud
-    VM's Xeon) dispatches to AVX512; torch 2.5's arm64 wheels have no NEON level and Neoverse V2
-    and Apple silicon lack 256-bit SVE, so DEFAULT there (host None: the Mac)."""
-    if host is None or host.machine != "x86_64":
-        return "DEFAULT"
-    return "AVX512" if "avx512f" in host.simd_flags else "AVX2"
 
 
 def _bf16_supported(board: Board) -> dict[str, bool]:
@@ -461,21 +453,6 @@ def _smoke_gpu(spec: Spec, board: Board, count: int) -> dict[str, Any]:
     ]
     if spec.expected_value("flash_attn"):
         smoke["flash_attn_forward"] = {"ran": True, "max_abs_err": 0.00049, "ok": True}
-    return smoke
-
-
-def _smoke_mps() -> dict[str, Any]:
-    smoke = _smoke_cpu()
-    smoke["mps"] = {
-        "roundtrip": {"ok": True},
-        "float64": {
-            "behaviour": "rejected",
-            "error": "TypeError: Cannot convert a MPS Tensor to float64 dtype as the MPS "
-            "framework doesn't support float64. Please use float32 instead.",
-        },
-        "autocast_fp16": {"ok": True, "dtype": "torch.float16"},
-        "bf16_matmul": {"ran": True, "max_rel_err": 0.0024, "ok": True},
-    }
     return smoke
 
 

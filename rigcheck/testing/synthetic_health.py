@@ -195,3 +195,18 @@ def acs_for(host: dict[str, Any], devices: list[dict[str, Any]]) -> Any:
         ports.append({"bus_id": port, "devices": [f"GPU {d['index']}"], "control": 0,
                       "redirect": []})  # fmt: skip
     return {"ports": ports}
+
+
+def smoke_mps(smoke: dict[str, Any]) -> dict[str, Any]:
+    """The Mac's smoke results: the CPU's (`smoke`) and what MPS answered."""
+    smoke["mps"] = {
+        "roundtrip": {"ok": True},
+        "float64": {
+            "behaviour": "rejected",
+            "error": "TypeError: Cannot convert a MPS Tensor to float64 dtype as the MPS "
+            "framework doesn't support float64. Please use float32 instead.",
+        },
+        "autocast_fp16": {"ok": True, "dtype": "torch.float16"},
+        "bf16_matmul": {"ran": True, "max_rel_err": 0.0024, "ok": True},
+    }
+    return smoke

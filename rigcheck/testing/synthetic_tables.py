@@ -201,3 +201,13 @@ HOSTS = {
 
 def bus_id(index: int) -> str:
     return BUS_IDS[index] if index < len(BUS_IDS) else f"0000:{0xE0 + index:02x}:00.0"
+
+
+def cpu_capability(host: Host | None) -> str:
+    """torch.backends.cpu.get_cpu_capability() on this host, ATEN_CPU_CAPABILITY unset: x86 with
+    AVX-512 (every synthetic x86 host: Sapphire Rapids, Zen 4, the Tiger Lake laptop, the cloud
+    VM's Xeon) dispatches to AVX512; torch 2.5's arm64 wheels have no NEON level and Neoverse V2
+    and Apple silicon lack 256-bit SVE, so DEFAULT there (host None: the Mac)."""
+    if host is None or host.machine != "x86_64":
+        return "DEFAULT"
+    return "AVX512" if "avx512f" in host.simd_flags else "AVX2"
