@@ -13,7 +13,7 @@ NOT_SUPPORTED) stays None: distinct values never make a board answer what it doe
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 Path = tuple[str, ...]
@@ -67,3 +67,16 @@ def _same(a: Any, b: Any) -> bool:
     if isinstance(a, list) and isinstance(b, list):
         return len(a) == len(b)
     return a == b
+
+
+def swapped(module: Any, function: str, a: str, b: str) -> Callable[..., dict]:
+    """A probe's reader `function` of `module`, with the facts `a` and `b` of its answer swapped:
+    the bug a round-trip test must catch."""
+    real = getattr(module, function)
+
+    def read(*args: Any) -> dict:
+        out = dict(real(*args))
+        out[a], out[b] = out[b], out[a]
+        return out
+
+    return read

@@ -13,7 +13,7 @@ from rigcheck.facts.amd import smi
 from rigcheck.facts.amd.smi import PCIE_GEN
 from rigcheck.testing.amdsmi_sim import import_amdsmi
 from rigcheck.testing.amdsmi_sim.distinct import distinct_node, numbered_node
-from rigcheck.testing.distinct import get
+from rigcheck.testing.distinct import get, swapped
 
 BUSES = ["0000:0c:00.0", "0000:22:00.0"]
 NO_SHRINK = (Phase.explicit, Phase.reuse, Phase.generate)  # the message names each wrong fact
@@ -141,17 +141,6 @@ def test_every_amdsmi_fact_holds_the_field_it_names(release, node):
     assert not wrong_fields(node, probe(node, release))
 
 
-def swapped(function: str, a: str, b: str):
-    real = getattr(smi, function)
-
-    def read(*args):
-        out = dict(real(*args))
-        out[a], out[b] = out[b], out[a]
-        return out
-
-    return read
-
-
 SWAPS = [
     ("_counts", "correctable", "uncorrectable"),
     ("_pcie_link", "width_current", "width_max"),
@@ -166,7 +155,7 @@ SWAPS = [
     ("function", "a", "b"), SWAPS, ids=[f"{s[0]}:{s[1]}-{s[2]}" for s in SWAPS]
 )
 def test_a_swapped_pair_fails_the_round_trip(function, a, b, monkeypatch):
-    monkeypatch.setattr(smi, function, swapped(function, a, b))
+    monkeypatch.setattr(smi, function, swapped(smi, function, a, b))
 
     @settings(max_examples=1, deadline=None, phases=NO_SHRINK, database=None)
     @given(node=distinct_node(BUSES))

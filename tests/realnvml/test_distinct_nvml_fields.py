@@ -17,7 +17,7 @@ from rigcheck.facts.nvidia import counters
 from rigcheck.facts.nvidia import nvml as nvml_probe
 from rigcheck.facts.nvidia.nvml import probe_nvidia, reason_names
 from rigcheck.facts.probe import is_error
-from rigcheck.testing.distinct import equal_pairs, get
+from rigcheck.testing.distinct import equal_pairs, get, swapped
 from rigcheck.testing.nvml_sim import DRIVERS, MACHINES, driver_profile, simulated_nvml
 from rigcheck.testing.nvml_sim.distinct import SWAPPABLE, distinct_machine, numbered_machine
 
@@ -274,18 +274,6 @@ def test_each_machine_round_trips_with_distinct_values(name):
 
 
 # --- the round trip tells a swapped pair apart --------------------------------------------
-def swapped(module, function: str, a: str, b: str):
-    """The probe's reader `function`, with the facts `a` and `b` of its answer swapped."""
-    real = getattr(module, function)
-
-    def read(*args):
-        out = dict(real(*args))
-        out[a], out[b] = out[b], out[a]
-        return out
-
-    return read
-
-
 SWAPS = [
     (nvml_probe, "_ecc_errors", "volatile_corrected", "volatile_uncorrected"),
     (nvml_probe, "_remapped_rows", "correctable", "uncorrectable"),
