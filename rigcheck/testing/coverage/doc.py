@@ -35,6 +35,12 @@ the share the tier catches, with a 95% Wilson interval per cause and the share-w
 healthy nodes with its 95% upper bound. Small campaigns give wide intervals: the counts are in
 every row.
 
+A detection of 100% says that every signature modelled here is read by a check, not that the
+tier catches every fault of a cause: the signatures in causes.json are the contract, and it
+grows. The campaign's first run found one that no check read (NVML's GPU recovery action: a GPU
+the driver asks to reset or drain passed once its Xid 154 had left the log), now judged by
+`test_no_gpu_recovery_action_pending`.
+
 ## What no idle check can catch
 
 A third of the interruptions leave nothing on an idle node: software bugs (54), unplanned host
