@@ -40,8 +40,9 @@ def errors_in(record, path=""):
 def test_no_nvml_fact_is_an_error_on_a_healthy_machine(machine, driver):
     _, devices = probe(machine, driver)
     fabric_calls_missing = driver in ("R470", "R525")  # the fabric call came with R530
-    # Before 12.550.52 the binding has no _v2 process list, which is all R470 has.
-    no_process_call = driver == "R470" and not hasattr(
+    # Before 12.550.52 the binding has no _v2 process list, which is all a driver before R510
+    # has (R418-R470): there the processes are an error record naming the binding to install.
+    no_process_call = int(driver[1:]) < 510 and not hasattr(
         pynvml, "nvmlDeviceGetComputeRunningProcesses_v2"
     )
     found = [
