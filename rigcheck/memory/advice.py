@@ -12,7 +12,8 @@ from dataclasses import dataclass, replace
 
 from rigcheck.memory.activations import RECOMPUTE
 from rigcheck.memory.errors import ConfigError
-from rigcheck.memory.estimate import Job, estimate, kv_bytes_per_request
+from rigcheck.memory.estimate import Job, estimate, vllm_layout
+from rigcheck.memory.vllm_kv import capacity, in_flight_tokens
 
 SEARCH_LIMIT = 1 << 20  # batch, sequence, data-parallel degree: far beyond any real job
 TP_SIZES = (1, 2, 4, 8, 16, 32, 64)  # beyond 8, TP spans nodes: the advice names the GPUs it needs
@@ -163,22 +164,24 @@ def levers(job: Job, usable: int) -> list[Lever]:
 
 
 def kv_capacity(job: Job, usable: int) -> dict:
-    """vLLM's capacity view (vllm/v1/core/kv_cache_utils.py,
-    get_max_concurrency_for_kv_cache_config; its startup log "GPU KV cache size: N tokens",
-    "Maximum concurrency for L tokens per request"): what is left of the usable share after
-    weights, activations and overhead goes to KV blocks. Tokens count whole blocks of every
-    layer; concurrency divides by one request's reservation at the job's length
-    (sliding-window layers reserve less, see inference.kv_cache_bytes)."""
+    """vLLM's startup figures ("GPU KV cache size: N tokens", "Maximum concurrency for L tokens
+    per request") at the job's vLLM version (vllm_kv.capacity): what is left of the usable share
+    after weights, activations and overhead goes to the KV block pool."""
     result = estimate(replace(job, batch=1))
     available = max(0, usable - (result.total_bytes - result.kv_cache_bytes))
-    per_block = kv_bytes_per_request(job, tokens=job.block_size, full_attention=True)
-    per_request = kv_bytes_per_request(job, tokens=job.seq)
+    lay = vllm_layout(job, job.seq)
+    figures = capacity(lay, available, job.seq, job.vllm_version)
     return {
         "kv_bytes_available": available,
-        "kv_tokens": available // per_block * job.block_size,
-        "request_kv_bytes": per_request,
-        "max_concurrency": round(available / per_request, 2),
+        "kv_tokens": figures["kv_tokens"],
+        "num_blocks": figures["num_blocks"],
+        "request_kv_bytes": lay.request_bytes,
+        "max_concurrency": round(figures["max_concurrency"], 2),
         "tokens_per_request": job.seq,
+        "vllm_version": job.vllm_version,
+        "in_flight_tokens": in_flight_tokens(
+            job.vllm_version, job.max_num_batched_tokens, job.async_scheduling, job.pp
+        ),
     }
 
 

@@ -42,7 +42,8 @@ def _lever_line(lever: dict) -> str:
 def capacity_line(capacity: dict) -> str:
     """vLLM's startup figures: KV cache tokens and the concurrency at the request length."""
     return (
-        f"vLLM KV cache: {format_bytes(capacity['kv_bytes_available'])} = "
+        f"vLLM {capacity['vllm_version']} KV cache: "
+        f"{format_bytes(capacity['kv_bytes_available'])} = "
         f"{capacity['kv_tokens']:,} tokens; maximum concurrency for "
         f"{capacity['tokens_per_request']:,} tokens per request: {capacity['max_concurrency']}x"
     )

@@ -36,6 +36,8 @@ from rigcheck.memory.report import print_table
 from rigcheck.memory.time_report import print_time
 from rigcheck.memory.time_to_train import add_time_arguments, rates_from_args, time_to_train
 from rigcheck.memory.units import parse_size
+from rigcheck.memory.vllm_kv import DEFAULT_VERSION as VLLM_DEFAULT_VERSION
+from rigcheck.memory.vllm_kv import parse_version
 from rigcheck.paths import output_problem
 
 _COUNT_SUFFIXES = {"": 1, "k": 10**3, "m": 10**6, "b": 10**9, "t": 10**12}
@@ -77,6 +79,11 @@ def _positive_size(text: str) -> int:
             f"{text!r} would be {size} bytes: give the unit, e.g. {text}GiB or {text}GB"
         )
     return size
+
+
+def _vllm_version(text: str) -> str:
+    parse_version(text)
+    return text.strip().lstrip("v")
 
 
 def _argtype(parse: Callable[[str], object]) -> Callable[[str], object]:
@@ -151,6 +158,16 @@ def add_fit_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"vLLM: tokens one step may schedule (default {VLLM_MAX_NUM_BATCHED_TOKENS})",
     )  # fmt: skip
     job.add_argument("--block-size", type=int, default=16, help="vLLM KV block tokens (16)")
+    job.add_argument(
+        "--vllm-version", type=_argtype(_vllm_version), default=VLLM_DEFAULT_VERSION,
+        metavar="X.Y",
+        help=f"whose KV accounting: 0.25 to 0.33 (default {VLLM_DEFAULT_VERSION}; from 0.26 a "
+        "sliding-window layer keeps every in-flight batch)",
+    )  # fmt: skip
+    job.add_argument(
+        "--no-async-scheduling", action="store_true",
+        help="vLLM: one batch in flight (async scheduling is on by default)",
+    )  # fmt: skip
     job.add_argument(
         "--overhead", type=_argtype(parse_size), default=DEFAULT_OVERHEAD_BYTES, metavar="SIZE",
         help="CUDA context + allocator slack per GPU, stated not hidden (default 1GiB)",
@@ -229,6 +246,8 @@ def job_from_args(args: argparse.Namespace) -> Job:
         gpu_memory_utilization=args.gpu_memory_utilization,
         block_size=args.block_size,
         max_num_batched_tokens=args.max_num_batched_tokens,
+        vllm_version=args.vllm_version,
+        async_scheduling=not args.no_async_scheduling,
         **_parallel(args),
         batch=args.batch,
         seq=seq,

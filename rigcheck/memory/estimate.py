@@ -34,6 +34,8 @@ from rigcheck.memory.precision import precision
 from rigcheck.memory.quantization import nf4_bits
 from rigcheck.memory.sharding import offload_optimizer, shard
 from rigcheck.memory.units import GiB, ceil_div
+from rigcheck.memory.vllm_kv import DEFAULT_VERSION as VLLM_DEFAULT_VERSION
+from rigcheck.memory.vllm_kv import Layout, in_flight_tokens, layout, parse_version
 
 # The CUDA context (CUDA runtime, cuBLAS/cuDNN workspaces: ~0.3-1 GiB depending on the driver and
 # lazy module loading) plus the caching allocator's fragmentation. Explicit on purpose: it is a
@@ -74,6 +76,8 @@ class Job:
     gpu_memory_utilization: float = VLLM_GPU_MEMORY_UTILIZATION  # the share vLLM may use
     block_size: int = 16  # vLLM's default KV block, in tokens
     max_num_batched_tokens: int = VLLM_MAX_NUM_BATCHED_TOKENS  # vLLM: tokens a step may add
+    vllm_version: str = VLLM_DEFAULT_VERSION  # whose KV accounting (vllm_kv)
+    async_scheduling: bool = True  # vLLM's default: from 0.26, two batches in flight
     # The real model traced on the meta device (trace.Trace), None: the formulas alone.
     traced: object = None
 
@@ -141,6 +145,8 @@ def _validate_combinations(job: Job) -> None:
             )
         if job.block_size < 1 or job.max_num_batched_tokens < 1:
             raise ConfigError("--block-size and --max-num-batched-tokens must be >= 1")
+        if job.engine == "vllm":
+            parse_version(job.vllm_version)
         return
     fw.check_framework(job.framework, job.zero, job.offload_optimizer, job.offload_params)
 
@@ -406,16 +412,30 @@ def _inference(job: Job) -> Estimate:
     )
 
 
-def kv_bytes_per_request(job: Job, tokens: int, full_attention: bool = False) -> int:
-    """KV cache bytes one GPU reserves for one request of `tokens` tokens (vLLM: whole blocks);
-    full_attention: as if no layer slid (vLLM's per-token page size, for its token count)."""
-    element = precision(job.precision).activation_bytes
-    kv_bytes = kv_element_bytes(job.kv_dtype) if job.kv_dtype else element
-    block = job.block_size if job.engine == "vllm" else 1
+def kv_bytes_per_request(job: Job, tokens: int) -> int:
+    """KV cache bytes one GPU reserves for one request of `tokens` tokens: vLLM's padded groups
+    of whole blocks (vllm_kv), or transformers' exact tokens."""
+    if job.engine == "vllm":
+        return vllm_layout(job, tokens).request_bytes
     share = _kv_share(job.arch, job.tp, job.pp)
-    if full_attention:
-        share = replace(share, sliding_window=0, sliding_layers=0)
-    return kv_cache_bytes(share, tokens, 1, kv_bytes, block, job.max_num_batched_tokens)
+    return kv_cache_bytes(share, tokens, 1, _kv_element(job))
+
+
+def vllm_layout(job: Job, tokens: int) -> Layout:
+    """vLLM's KV cache groups on one GPU, at the job's vLLM version and `tokens` per request."""
+    flight = in_flight_tokens(
+        job.vllm_version, job.max_num_batched_tokens, job.async_scheduling, job.pp
+    )
+    share = _kv_share(job.arch, job.tp, job.pp)
+    return layout(share, tokens, _kv_element(job), job.block_size, flight)
+
+
+def _kv_element(job: Job) -> int:
+    return (
+        kv_element_bytes(job.kv_dtype)
+        if job.kv_dtype
+        else precision(job.precision).activation_bytes
+    )
 
 
 def _kv_share(arch: Architecture, tp: int, pp: int) -> Architecture:

@@ -6,9 +6,9 @@ of tokens (block_size 16 by default, vllm/config/cache.py); the default of 1 cou
 Sliding-window layers (Mistral, Gemma-2/3) keep at most their window of tokens in transformers'
 sliding-window cache (--engine hf). vLLM reserves more per request: the window less one token plus
 the tokens a scheduler step may add (max_num_batched_tokens, chunked prefill), capped at the
-request's length, plus one block because the window need not start at a block boundary
-(vllm/v1/kv_cache_interface.py SlidingWindowSpec.max_memory_usage_bytes, vllm-project/vllm at
-commit 001cabc1, the 0.33 line).
+request's length, plus one block because the window need not start at a block boundary; from
+vLLM 0.26 the tokens of every batch in flight (two under async scheduling): see vllm_kv, which
+also groups the layers as vLLM does.
 
 vLLM pre-allocates: the engine starts only if weights, the profiled activation peak, the CUDA
 context and at least one request's KV blocks fit in gpu_memory_utilization of the device (default
@@ -19,6 +19,7 @@ context and at least one request's KV blocks fit in gpu_memory_utilization of th
 from rigcheck.memory.architecture import Architecture
 from rigcheck.memory.errors import ConfigError
 from rigcheck.memory.units import ceil_div
+from rigcheck.memory.vllm_kv import sliding_blocks
 
 KV_DTYPES = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1}
 ENGINES = ("vllm", "hf")
@@ -63,8 +64,7 @@ def _window_tokens(arch: Architecture, tokens: int, block_tokens: int, inflight:
     """Tokens a sliding-window layer holds for one request of `tokens` tokens."""
     if block_tokens == 1 or tokens == 0:  # transformers' sliding-window cache: the window
         return min(tokens, arch.sliding_window)
-    kept = min(arch.sliding_window - 1 + inflight, tokens)
-    return (ceil_div(kept, block_tokens) + 1) * block_tokens
+    return sliding_blocks(arch.sliding_window, tokens, block_tokens, inflight) * block_tokens
 
 
 def inference_activation_bytes(

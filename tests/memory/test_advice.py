@@ -134,7 +134,9 @@ def test_zero3_advice_counts_gpus_and_offload() -> None:
 
 def test_vllm_capacity_is_what_is_left_for_kv_blocks() -> None:
     """Llama-2-7B bf16 on 80 GB at 0.92: weights, activations (one 8192-token step) and overhead
-    come off the share; each 16-token block of all 32 layers is 2 x 32 x 4096 x 2 x 16 bytes."""
+    come off the share; each 16-token block of all 32 layers is 2 x 32 x 4096 x 2 x 16 bytes.
+    vLLM 0.26+ logs int(concurrency x max_model_len) tokens (get_kv_cache_capacity), which for
+    one full-attention group is the pool's blocks x 16."""
     job = Job(arch=LLAMA, inference=True, seq=4096, batch=1)
     usable = int(80 * GB * 0.92)
     capacity = kv_capacity(job, usable)
@@ -144,7 +146,7 @@ def test_vllm_capacity_is_what_is_left_for_kv_blocks() -> None:
     assert capacity["kv_bytes_available"] == available
     assert capacity["kv_tokens"] == available // block * 16
     assert capacity["request_kv_bytes"] == 4096 // 16 * block
-    assert capacity["max_concurrency"] == round(available / (256 * block), 2)
+    assert capacity["max_concurrency"] == round(available // block / 256, 2)
     batch = largest_batch(job, usable)
     assert batch == int(available // (256 * block))  # vLLM's concurrency, floored
 

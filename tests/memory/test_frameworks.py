@@ -110,16 +110,21 @@ def test_vllm_rounds_the_kv_cache_up_to_whole_blocks(capsys) -> None:
 
 def test_sliding_window_layers_cache_only_the_window(capsys) -> None:
     """transformers keeps the window; vLLM reserves per request cdiv(min(window - 1 +
-    max_num_batched_tokens, length), block) + 1 blocks (SlidingWindowSpec.max_memory_usage_bytes,
-    vllm/v1/kv_cache_interface.py at commit 001cabc1)."""
+    in-flight tokens, length), block) + 1 blocks (SlidingWindowSpec.max_memory_usage_bytes,
+    vllm/v1/kv_cache_interface.py at commit 001cabc1): one batch of max_num_batched_tokens up to
+    vLLM 0.25, two under async scheduling from 0.26 (vllm/config/vllm.py at 000fc94b)."""
     argv = ("--model", "mistral-7b", "--inference", "--vram", "80GB", "--seq", "32768")
+    old = (*argv, "--vllm-version", "0.25")
     per_token = 2 * 32 * 8 * 128 * 2
     assert fit(capsys, *argv, "--engine", "hf")[1]["kv_cache_bytes"] == 4096 * per_token
-    assert fit(capsys, *argv)[1]["kv_cache_bytes"] == (768 + 1) * 16 * per_token  # 4095 + 8192
-    small_steps = fit(capsys, *argv, "--max-num-batched-tokens", "2048")[1]
+    assert fit(capsys, *old)[1]["kv_cache_bytes"] == (768 + 1) * 16 * per_token  # 4095 + 8192
+    small_steps = fit(capsys, *old, "--max-num-batched-tokens", "2048")[1]
     assert small_steps["kv_cache_bytes"] == (384 + 1) * 16 * per_token  # 4095 + 2048 tokens
     short = fit(capsys, *argv[:-1], "5000")[1]  # the length caps it: ceil(5000 / 16) + 1 blocks
     assert short["kv_cache_bytes"] == (313 + 1) * 16 * per_token
+    two_batches = (1280 + 1) * 16 * per_token  # 4095 + 2 x 8192
+    assert fit(capsys, *argv)[1]["kv_cache_bytes"] == two_batches
+    assert fit(capsys, *argv, "--no-async-scheduling")[1]["kv_cache_bytes"] == 769 * 16 * per_token
 
 
 def test_pipeline_and_tensor_parallelism_split_the_weights(capsys) -> None:

@@ -1,0 +1,122 @@
+"""vLLM's KV cache accounting, by version: what one request reserves, and what the startup log
+reports ("GPU KV cache size: N tokens", "Maximum concurrency for L tokens per request").
+
+Layers are grouped as vLLM groups them (vllm/v1/core/kv_cache_utils.py
+_get_kv_cache_groups_uniform_page_size, vllm-project/vllm at commit 001cabc1): one attention type
+alone is one group of every layer; a hybrid of full and sliding-window layers is split into groups
+of G layers, G the smaller layer count (the larger when it is under 1.5 times the smaller), the
+last group of a type padded, so Gemma-3-27B's 52 sliding + 10 full layers make 6 + 1 groups of
+10 (8 padding slots). All groups draw blocks of one page (G layers x block tokens) from one pool:
+num_blocks = available // (page x G), and one request takes the sum over groups of each group's
+blocks (get_max_concurrency_for_kv_cache_config); the startup check charges the padded groups
+(_max_memory_usage_bytes_from_groups).
+
+What changed between versions (each rule with the code it was read from):
+- The tokens a sliding-window layer keeps beyond its window (SlidingWindowSpec
+  max_memory_usage_bytes: cdiv(min(window - 1 + in_flight, max_model_len), block) + 1 blocks).
+  Up to 0.25 in_flight is max_num_batched_tokens (vllm/v1/kv_cache_interface.py at 001cabc1).
+  From 0.26 (PR #47728: out-of-window blocks are freed on the processed-token basis; issue #49878
+  traces the v0.25.1 -> v0.26.0 change to it, with the numbers) it is
+  VllmConfig.max_in_flight_tokens = max_concurrent_batches x max_num_batched_tokens, where
+  max_concurrent_batches is 2 under async scheduling (on by default) and pp + 1 with pipeline
+  parallelism on the V2 model runner (the default), pp without async scheduling
+  (vllm/config/vllm.py at commit 000fc94b).
+- The reported token count. Up to 0.25: num_blocks // groups x block (_report_kv_cache_config at
+  001cabc1). From 0.26: int(max_concurrency x max_model_len) (get_kv_cache_capacity, the newer
+  kv_cache_utils.py; the one-line log "GPU KV cache size: N tokens, Maximum concurrency for ..."
+  in vllm issue #51041). Which release first logged it was not pinned; rigcheck ties it to 0.26.
+"""
+
+from dataclasses import dataclass
+
+from rigcheck.memory.architecture import Architecture
+from rigcheck.memory.errors import ConfigError
+from rigcheck.memory.units import ceil_div
+
+OLDEST, NEWEST = (0, 25), (0, 33)  # the versions whose rules were read
+DEFAULT_VERSION = "0.33"
+_IN_FLIGHT_BATCHES_SINCE = (0, 26)
+
+
+def parse_version(text: str) -> tuple[int, int]:
+    """'0.33', '0.26.1' or 'v0.25.1' -> (0, 33); a ConfigError outside the versions read."""
+    parts = str(text).strip().lstrip("v").split(".")
+    try:
+        version = (int(parts[0]), int(parts[1]))
+    except (ValueError, IndexError):
+        raise ConfigError(f"{text!r} is not a vLLM version (e.g. 0.33 or 0.25.1)") from None
+    if not OLDEST <= version <= NEWEST:
+        raise ConfigError(
+            f"vLLM {text}: rigcheck knows the KV accounting of vLLM 0.25 to 0.33; "
+            "give --vllm-version in that range"
+        )
+    return version
+
+
+def in_flight_tokens(version: str, max_num_batched_tokens: int, async_on: bool, pp: int) -> int:
+    """Tokens scheduled but not yet processed that a sliding-window layer must keep."""
+    if parse_version(version) < _IN_FLIGHT_BATCHES_SINCE:
+        return max_num_batched_tokens
+    batches = pp + 1 if async_on else pp  # VllmConfig.max_concurrent_batches, V2 model runner
+    return batches * max_num_batched_tokens
+
+
+def reports_concurrency_tokens(version: str) -> bool:
+    """Whether the log's token count is concurrency x max_model_len (else pool blocks)."""
+    return parse_version(version) >= _IN_FLIGHT_BATCHES_SINCE
+
+
+@dataclass(frozen=True)
+class Layout:
+    """One GPU's KV cache groups and what one request takes from them."""
+
+    page_bytes: int  # one layer's block
+    block: int  # tokens per block
+    group_size: int  # layers per group (G)
+    groups: tuple[int, ...]  # blocks one request takes, per group
+
+    @property
+    def blocks_per_request(self) -> int:
+        return sum(self.groups)
+
+    @property
+    def request_bytes(self) -> int:
+        """What vLLM's startup check charges one request, padding layers included."""
+        return self.group_size * self.page_bytes * self.blocks_per_request
+
+    def num_blocks(self, available: int) -> int:
+        """Blocks of the shared pool (get_num_blocks)."""
+        return max(0, available // self.page_bytes // self.group_size)
+
+
+def sliding_blocks(window: int, tokens: int, block: int, in_flight: int) -> int:
+    """SlidingWindowSpec: the window less one token plus the in-flight tokens, capped at the
+    request, and one block more because the window need not start at a block boundary."""
+    return ceil_div(min(window - 1 + in_flight, tokens), block) + 1
+
+
+def layout(share: Architecture, tokens: int, element_bytes: int, block: int, in_flight: int):
+    """The groups of one GPU's layers (`share`: its layers and KV heads) at `tokens` per request."""
+    page = share.kv_cache_width * block * element_bytes
+    sliding = share.sliding_layers if share.sliding_window else 0
+    counts = [n for n in (share.layers - sliding, sliding) if n]
+    size = min(counts)
+    if max(counts) < 1.5 * size:
+        size = max(counts)
+    full_blocks = ceil_div(tokens, block)
+    groups = [full_blocks] * ceil_div(share.layers - sliding, size)
+    if sliding:
+        window = sliding_blocks(share.sliding_window, tokens, block, in_flight)
+        groups += [window] * ceil_div(sliding, size)
+    return Layout(page, block, size, tuple(groups))
+
+
+def capacity(lay: Layout, available: int, max_model_len: int, version: str) -> dict:
+    """vLLM's startup figures for `available` bytes of KV cache."""
+    blocks = lay.num_blocks(available)
+    concurrency = blocks / lay.blocks_per_request
+    if reports_concurrency_tokens(version):
+        tokens = int(concurrency * max_model_len)
+    else:
+        tokens = blocks // len(lay.groups) * lay.block
+    return {"num_blocks": blocks, "kv_tokens": tokens, "max_concurrency": concurrency}
