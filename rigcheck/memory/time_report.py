@@ -11,6 +11,15 @@ def _duration(seconds: float) -> str:
     return f"{seconds:.0f} s"
 
 
+def _interval(estimate: dict) -> str:
+    """The wall time at the fastest and slowest achieved fraction of the published runs."""
+    interval = estimate.get("wall_s_interval")
+    if not interval:
+        return ""
+    fast, slow = interval
+    return f" ({_duration(fast)} to {_duration(slow)} over the published runs' spread)"
+
+
 def print_time(report: dict, console: Console | None = None) -> None:
     """Tokens/s, steps and wall time, then the model and the figures it used."""
     estimate = report.get("time")
@@ -21,6 +30,7 @@ def print_time(report: dict, console: Console | None = None) -> None:
         f"[bold]will it finish[/bold]: {estimate['steps']:,} steps of "
         f"{estimate['tokens_per_step']:,} tokens at {estimate['tokens_per_s']:,.0f} tokens/s "
         f"({estimate['tokens_per_s_per_gpu']:,.0f} per GPU): {_duration(estimate['wall_s'])}"
+        + _interval(estimate)
     )
     console.print(
         f"  step {estimate['step_s']:.3f} s (compute {estimate['compute_s']:.3f} s, gradient "

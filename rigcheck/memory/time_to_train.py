@@ -23,6 +23,7 @@ The model, stated:
 
 import argparse
 import math
+import statistics
 from dataclasses import dataclass
 
 from rigcheck.memory.architecture import parameter_count, tensor_groups
@@ -38,10 +39,18 @@ class Rates:
     achieved_fraction: float  # of matmul_tflops, that a real training step reaches
     busbw_gbps: float | None = None  # all-reduce bus bandwidth; None: not known
     source: str = ""
+    # The spread of the achieved fraction over the published runs it came from (None: given,
+    # no spread known): the time is then an interval.
+    fraction_low: float | None = None
+    fraction_high: float | None = None
 
     def __post_init__(self) -> None:
         if self.matmul_tflops <= 0 or not 0 < self.achieved_fraction <= 1:
             raise ConfigError("matmul TFLOP/s must be > 0 and the achieved fraction in (0, 1]")
+
+    def at(self, fraction: float) -> "Rates":
+        """The same machine at another achieved fraction."""
+        return Rates(self.matmul_tflops, fraction, self.busbw_gbps, self.source)
 
 
 MATMUL_ROLES = ("linear", "expert", "router", "lm_head")
@@ -128,13 +137,17 @@ def step_seconds(job: Job, rates: Rates, microbatches: int = 1, chunks: int = 1)
 def time_to_train(
     job: Job, rates: Rates, tokens: int = 0, steps: int = 0, microbatches: int = 1, chunks: int = 1
 ) -> dict:
-    """Tokens per second (whole job), steps and wall time for `tokens` or `steps` (JSON-ready)."""
+    """Tokens per second (whole job), steps and wall time for `tokens` or `steps` (JSON-ready);
+    with a spread of the achieved fraction, the wall time as an interval (fastest, slowest)."""
     if (tokens > 0) == (steps > 0):
         raise ConfigError("give the job's length once: --tokens N or --steps N")
     step = step_seconds(job, rates, microbatches, chunks)
     per_step = job.batch * job.seq * job.dp * microbatches
     steps = steps or -(-tokens // per_step)
     tokens_per_s = per_step / step["step_s"]
+    ends = (rates.fraction_high, rates.fraction_low)
+    interval = [steps * step_seconds(job, rates.at(f), microbatches, chunks)["step_s"]
+                for f in ends] if None not in ends else None  # fmt: skip
     return {
         **step,
         "tokens_per_step": per_step,
@@ -142,6 +155,7 @@ def time_to_train(
         "tokens_per_s": tokens_per_s,
         "tokens_per_s_per_gpu": tokens_per_s / job.gpus,
         "wall_s": steps * step["step_s"],
+        "wall_s_interval": interval,
         "model_flops_per_token": model_flops_per_token(job),
         "hardware_flops_per_token": hardware_flops_per_token(job),
         "mfu_of_matmul": tokens_per_s
@@ -171,37 +185,52 @@ def achievable(figures: dict, key: str) -> float | None:
     return tier.get("value")
 
 
-def reference_fraction(device: str, matmul_tflops: float) -> float | None:
-    """The achieved fraction of a class from its published reference run, or None."""
-    from rigcheck.memory.train_rates import REFERENCE
-
-    run = REFERENCE.get(device)
-    if run is None:
-        return None
-    achieved = run.tokens_per_s_per_gpu * hardware_flops_per_token(run.job())
+def implied_fraction(run, matmul_tflops: float) -> float:
+    """The achieved fraction under which the step model reproduces a published run
+    (train_rates.Published): its compute rate per GPU, stretched by its pipeline's bubble."""
+    job = run.job
+    stretch = pipeline_stretch(job.pp, run.microbatches)
+    achieved = run.tokens_per_s_per_gpu * hardware_flops_per_token(job) * stretch
     return achieved / (matmul_tflops * 1e12)
 
 
+def class_fraction(device: str, matmul_tflops: float) -> tuple[float, float, float] | None:
+    """(lowest, median, highest) achieved fraction over the class's calibration runs, or None."""
+    from rigcheck.memory.train_rates import CALIBRATION
+
+    runs = CALIBRATION.get(device)
+    if not runs:
+        return None
+    fractions = sorted(implied_fraction(run, matmul_tflops) for run in runs)
+    return fractions[0], statistics.median(fractions), fractions[-1]
+
+
 def class_rates(device: str, figures: dict, precision: str, fraction: float | None) -> Rates:
-    """Rates of a device class from its spec's achievable figures; the achieved fraction from
-    the class's published reference run unless given."""
+    """Rates of a device class from its spec's achievable figures; the achieved fraction (and
+    its spread) from the class's published calibration runs unless given."""
     key = matmul_figure(precision)
     matmul = achievable(figures, key)
     if matmul is None:
         raise ConfigError(f"the {device} spec has no achievable {key}: give --matmul-tflops")
     source = f"{device} spec: achievable {key} {matmul}"
-    if fraction is None:
-        fraction = reference_fraction(device, matmul)
-        if fraction is None:
-            raise ConfigError(
-                f"no published training run gives {device}'s achieved fraction: give "
-                "--achieved-fraction F (the share of the matmul rate a training step reaches)"
-            )
-        from rigcheck.memory.train_rates import REFERENCE
-
-        source += f"; achieved fraction {fraction:.3f} from {REFERENCE[device].where}"
     busbw = achievable(figures, "allreduce_busbw_gbps")
-    return Rates(matmul, min(fraction, 1.0), busbw, source)
+    if fraction is not None:
+        return Rates(matmul, min(fraction, 1.0), busbw, source)
+    spread = class_fraction(device, matmul)
+    if spread is None:
+        raise ConfigError(
+            f"no published training run gives {device}'s achieved fraction: give "
+            "--achieved-fraction F (the share of the matmul rate a training step reaches)"
+        )
+    from rigcheck.memory.train_rates import CALIBRATION
+
+    low, median, high = spread
+    names = ", ".join(run.name for run in CALIBRATION[device])
+    source += (
+        f"; achieved fraction {median:.3f} (median; {low:.3f}-{high:.3f}) of "
+        f"{len(CALIBRATION[device])} published runs: {names} (train_rates.py)"
+    )
+    return Rates(matmul, median, busbw, source, low, high)
 
 
 def rates_from_args(args, precision: str) -> Rates:
@@ -220,7 +249,10 @@ def rates_from_args(args, precision: str) -> Rates:
     )
     busbw = rates.busbw_gbps if args.busbw is None else args.busbw
     given = f"; given: {_given(args)}" if _given(args) else ""
-    return Rates(rates.matmul_tflops, rates.achieved_fraction, busbw, rates.source + given)
+    return Rates(
+        rates.matmul_tflops, rates.achieved_fraction, busbw, rates.source + given,
+        rates.fraction_low, rates.fraction_high,
+    )  # fmt: skip
 
 
 def _given(args) -> str:

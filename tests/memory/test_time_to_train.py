@@ -16,13 +16,14 @@ from rigcheck.memory.time_to_train import (
     Rates,
     class_rates,
     hardware_flops_per_token,
+    implied_fraction,
     matmul_params,
     model_flops_per_token,
-    reference_fraction,
     step_seconds,
     time_to_train,
 )
-from rigcheck.memory.train_rates import HELD_OUT, MT_NLG, REFERENCE
+from rigcheck.memory.train_rates import CALIBRATION as PUBLISHED
+from rigcheck.memory.train_rates import HELD_OUT_RUNS, MT_NLG
 from rigcheck.spec import load_spec
 
 LLAMA = preset("llama-2-7b")
@@ -78,23 +79,55 @@ def test_slow_links_make_communication_the_step() -> None:
     assert step_seconds(Job(arch=LLAMA, seq=512), Rates(1000.0, 0.5))["communication_s"] == 0
 
 
-@pytest.mark.parametrize("device", sorted(REFERENCE))
-def test_the_reference_run_sets_the_fraction(device) -> None:
-    """By construction the reference run is reproduced exactly: a consistency check only."""
-    run = REFERENCE[device]
-    rates = class_rates(device, load_spec(device).figures, "bf16-mixed", None)
-    assert rates.achieved_fraction == reference_fraction(device, rates.matmul_tflops)
-    result = time_to_train(run.job(), rates, steps=1)
-    assert result["tokens_per_s_per_gpu"] == pytest.approx(run.tokens_per_s_per_gpu, rel=1e-9)
+@pytest.mark.parametrize("device", sorted(PUBLISHED))
+def test_the_calibration_runs_set_the_fraction_and_its_spread(device) -> None:
+    """The class's fraction is the median of what its calibration runs imply, the interval
+    their lowest and highest; each calibration run is reproduced at its own fraction."""
+    figures = load_spec(device).figures
+    rates = class_rates(device, figures, "bf16-mixed", None)
+    implied = sorted(implied_fraction(run, rates.matmul_tflops) for run in PUBLISHED[device])
+    assert rates.achieved_fraction == statistics.median(implied)
+    assert (rates.fraction_low, rates.fraction_high) == (implied[0], implied[-1])
+    for run in PUBLISHED[device]:
+        own = class_rates(device, figures, "bf16-mixed", implied_fraction(run, rates.matmul_tflops))
+        result = time_to_train(run.job, own, steps=1, microbatches=run.microbatches)
+        assert result["tokens_per_s_per_gpu"] == pytest.approx(run.tokens_per_s_per_gpu, rel=1e-9)
 
 
-@pytest.mark.parametrize("run", HELD_OUT, ids=lambda r: f"{r.device}-{r.model}-{r.seq}")
-def test_estimate_is_within_25_percent_of_published_throughput(run) -> None:
-    """Other models, lengths and checkpointing than the reference run: measured 0.86-1.17 of
-    the published tokens/s per GPU (recomputation estimated slow, small models fast)."""
-    rates = class_rates(run.device, load_spec(run.device).figures, "bf16-mixed", None)
-    result = time_to_train(run.job(), rates, steps=1)
-    assert result["tokens_per_s_per_gpu"] == pytest.approx(run.tokens_per_s_per_gpu, rel=0.25)
+def _held_out_ratios() -> dict[str, tuple[float, float, float]]:
+    """Per held-out run: estimated / published time of one step, at the class's median fraction
+    and at the two ends of its spread."""
+    out = {}
+    for run in HELD_OUT_RUNS:
+        rates = class_rates(run.device, load_spec(run.device).figures, "bf16-mixed", None)
+        result = time_to_train(run.job, rates, steps=1, microbatches=run.microbatches)
+        published = result["tokens_per_step"] / (run.tokens_per_s_per_gpu * run.job.gpus)
+        fast, slow = result["wall_s_interval"]
+        out[f"{run.device} {run.name}"] = (
+            result["wall_s"] / published,
+            fast / published,
+            slow / published,
+        )
+    return out
+
+
+def test_held_out_published_runs_land_within_25_percent() -> None:
+    """15 published runs never used for calibration (MPT on 8 A100/H100, Megatron GPT 175B and
+    530B on 384-2240 A100, MT-NLG 530B on 2240 and 3360 A100): the estimated time of a step is
+    0.78-1.09 of the published one for 14 of them; MPT-30B with checkpointing on A100 is 1.30
+    (the A100 runs with recomputation reach more of the matmul rate than the model credits).
+    The stated interval (the calibration runs' spread) holds the published time for 10 of 15:
+    the H100's, from two runs, is too narrow for its smaller models."""
+    ratios = _held_out_ratios()
+    assert len(ratios) == 15
+    beyond = {name for name, (point, _, _) in ratios.items() if not 0.75 <= point <= 1.25}
+    assert beyond == {"a100 MPT-30b seq 2048 ckpt"}
+    assert (
+        0.77 < min(p for p, _, _ in ratios.values()) < max(p for p, _, _ in ratios.values()) < 1.3
+    )
+    inside = {name for name, (_, fast, slow) in ratios.items() if fast <= 1 <= slow}
+    assert len(inside) == 10
+    assert not {"h100 MPT-13b seq 2048", "h100 MPT-1b seq 2048"} & inside
 
 
 def test_a_class_without_a_published_run_needs_the_fraction() -> None:
@@ -112,10 +145,13 @@ def test_fit_prints_and_reports_the_time(capsys) -> None:
     report = json.loads(capsys.readouterr().out)
     assert report["time"]["steps"] == -(-2 * 10**9 // (4 * 4096 * 8))
     assert "tokens" not in report["job"]  # a plan describes the job, not its length
+    fast, slow = report["time"]["wall_s_interval"]
+    assert fast < report["time"]["wall_s"] < slow
     assert main(argv) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "will it finish: 15,259 steps of 131,072 tokens at" in out
-    assert "achieved fraction 0.738 from mosaicml/llm-foundry" in out
+    assert "achieved fraction 0.653 (median; 0.523-0.839) of 5 published runs" in out
+    assert "over the published runs' spread" in out
     argv[argv.index("--device") : argv.index("--device") + 2] = ["--vram", "80GB"]
     assert main(argv) == 2
     assert "--device CLASS or --matmul-tflops" in capsys.readouterr().err
@@ -258,12 +294,11 @@ def test_a_pipeline_step_takes_its_bubble_longer() -> None:
     assert time_to_train(job, rates, steps=1, microbatches=8)["tokens_per_step"] == 8 * 512
 
 
-@pytest.mark.parametrize(("nodes", "seconds", "tflops"), MT_NLG)
+@pytest.mark.parametrize(("nodes", "seconds", "tflops"), [MT_NLG[0], MT_NLG[2]])
 def test_mt_nlg_held_out_lands_closer_with_its_pipeline_bubble(nodes, seconds, tflops) -> None:
-    """MT-NLG 530B (never used for calibration): 35 pipeline stages over 160-240 micro-batches.
-    The A100 class rate (calibrated on an 8-GPU FSDP run: 200 TFLOP/s) with the bubble gives
-    0.69-0.72 of the published iteration time, without it 0.57-0.63: still optimistic, since
-    Megatron at 2240-3360 GPUs reached 113-126 TFLOP/s. Held here so a change shows."""
+    """MT-NLG 530B on 280 and 420 nodes (held out; 350 calibrates): 35 pipeline stages over 240
+    and 160 micro-batches. With the bubble the estimate is 0.78-0.81 of the published iteration
+    time, without it 0.64-0.70: the bubble is the rest of the gap the issue measured."""
     from rigcheck.memory.time_to_train import class_rates
     from rigcheck.memory.train_rates import mt_nlg_job
 
@@ -271,5 +306,5 @@ def test_mt_nlg_held_out_lands_closer_with_its_pipeline_bubble(nodes, seconds, t
     rates = class_rates("a100", load_spec("a100").figures, "bf16-mixed", None)
     with_bubble = step_seconds(job, rates, microbatches)["step_s"] / seconds
     stretch = 1 + 34 / microbatches
-    assert 0.68 < with_bubble < 0.73
-    assert with_bubble / stretch < 0.64  # what the estimate said before the bubble
+    assert 0.77 < with_bubble < 0.82
+    assert with_bubble / stretch < 0.71  # what the estimate would say without the bubble
