@@ -31,6 +31,13 @@ Llama, Mistral and Qwen3 decoder layers, to the byte: tests/memory/test_real_hf_
 The paper's layer (an architecture with dropout: GPT-2 and the paper's own) keeps the paper's terms
 and none of these.
 
+Not counted (the trace answers for these families when transformers is installed): a mixture of
+experts layer run by transformers' default grouped_mm experts keeps, per token, two routed h-wide
+copies (4kh bytes at 16 bit), the router's fp32 probabilities (4E), and per routed slot int64
+top-k and permutation indices and the routing weight (34k; Mixtral 40k + 4; Qwen2-MoE's shared
+expert 2h + 2 more): measured to the byte on small layers (tests/memory/test_trace.py MOE_GAP);
+at Qwen3-30B-A3B's shape (h 2048, k 8, E 128) that is 66,320 bytes per token per layer.
+
 The figure used for a fit is the peak: the stored activations plus, under recomputation, the one
 layer being recomputed in the backward pass. Under LoRA the same figure is an upper bound: frozen
 matrices need not keep their inputs.

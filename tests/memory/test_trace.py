@@ -139,18 +139,32 @@ def test_the_formulas_equal_the_trace_where_they_know_the_family(family, attenti
     assert layers[1] == formula + gemma_constant(arch)
 
 
+# What an MoE layer saves per token beyond the formula's dense MLP of k experts' width (16-bit):
+# two routed h-wide copies of each token (4kh), the router's fp32 probabilities (4E), then per
+# routed slot the top-k index, three int64 permutation indices and the routing weight (34k);
+# Mixtral keeps its weights in fp32 and renormalised (40k + 4); Qwen2-MoE's shared expert adds an
+# h-wide tensor and its 1-wide gate (2h + 2). Per layer, 16 bytes of expert offsets besides.
+MOE_GAP = {
+    "qwen3_moe": lambda k, h, e: 4 * k * h + 4 * e + 34 * k,
+    "mixtral": lambda k, h, e: 4 * k * h + 4 * e + 40 * k + 4,
+    "qwen2_moe": lambda k, h, e: 4 * k * h + 4 * e + 34 * k + 2 * h + 2,
+}
+
+
 @pytest.mark.parametrize("family", sorted(MOE))
 def test_moe_formulas_count_the_parameters_and_fall_short_of_the_traced_experts(family) -> None:
     """transformers 5.23's default experts (grouped_mm) keep the routed tokens' copies, their
     weights and the router's outputs; the formula counts a dense MLP of k experts' width. The
-    trace answers for them; this holds the shortfall's sign so a fix shows up here."""
+    trace answers for them; this pins the shortfall, term by term (MOE_GAP), so a fix shows."""
     config = _known(family, **MOE[family])
     arch = from_hf_config(config)
     model = trace.build_meta(config, 2, "flash")
     params = trace.count_parameters(model, config)
     assert (params.total, params.active) == (parameter_count(arch), active_parameter_count(arch))
     layers = trace.trace_activations(model, batch=2, seq=64).layers
-    assert layers[1] > layer_activation_bytes(arch, ActivationConfig(64, 2, 2, "none", "flash"))
+    formula = layer_activation_bytes(arch, ActivationConfig(64, 2, 2, "none", "flash"))
+    per_token = MOE_GAP[family](arch.experts_per_token, arch.hidden, arch.experts)
+    assert layers[1] - formula == 2 * 64 * per_token + 16
 
 
 PUBLISHED = sorted(
@@ -286,6 +300,38 @@ def test_all_linear_lora_adapts_the_vision_tower_too(capsys, tmp_path) -> None:
     _, formula = _fit(capsys, tmp_path, config, *argv, "--no-trace")
     assert traced["trainable_params"] == trace.lora_trainable(config, 8, "all-linear")
     assert traced["trainable_params"] > formula["trainable_params"]
+
+
+def _adapters_by_part(config: dict, rank: int) -> dict[str, int]:
+    """r x (d_in + d_out) of every nn.Linear but lm_head (PEFT's all-linear), by trace part."""
+    out: dict[str, int] = {}
+    for name, module in trace.build_meta(config).named_modules():
+        if isinstance(module, torch.nn.Linear) and not name.endswith("lm_head"):
+            part = trace._part(name + ".weight")
+            out[part] = out.get(part, 0) + rank * (module.in_features + module.out_features)
+    return out
+
+
+@needs_peft
+@pytest.mark.parametrize(
+    ("family", "parts"),
+    [("gemma3", {"text", "vision"}), ("qwen2_5_vl", {"text", "vision", "projector"})],
+)
+def test_all_linear_lora_is_every_linear_of_tower_projector_and_text(family, parts) -> None:
+    """PEFT's all-linear count, on the meta model, is r(d_in + d_out) over every nn.Linear but
+    lm_head: the vision tower's always, the projector's when it is built of nn.Linear
+    (Qwen2.5-VL's merger; Gemma-3's projector is a bare nn.Parameter, not adapted)."""
+    if family == "gemma3":
+        config = {
+            "model_type": "gemma3", "text_config": _known("gemma3_text"), "mm_tokens_per_image": 4,
+            "vision_config": {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 1,
+                              "num_attention_heads": 4, "image_size": 28, "patch_size": 14},
+        }  # fmt: skip
+    else:
+        config = FAMILIES[family][0]
+    by_part = _adapters_by_part(config, 8)
+    assert {part for part, n in by_part.items() if n} == parts
+    assert trace.lora_trainable(config, 8, "all-linear") == sum(by_part.values())
 
 
 def test_advice_for_a_traced_only_family_offers_only_what_can_be_answered(capsys, tmp_path):
