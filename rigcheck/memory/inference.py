@@ -12,8 +12,9 @@ also groups the layers as vLLM does.
 
 vLLM pre-allocates: the engine starts only if weights, the profiled activation peak, the CUDA
 context and at least one request's KV blocks fit in gpu_memory_utilization of the device (default
-0.92 since the 0.33 line: vllm/config/cache.py CacheConfig, vllm-project/vllm at commit
-002f10e0); "fits" for --engine vllm is judged against that share.
+0.92: vllm/config/cache.py CacheConfig, vllm-project/vllm at commit 002f10e0; the same default is
+quoted from v0.25.0 and v0.30.0 in public write-ups, so it holds over --vllm-version 0.25-0.33);
+"fits" for --engine vllm is judged against that share.
 """
 
 from rigcheck.memory.architecture import Architecture
@@ -35,7 +36,7 @@ def kv_element_bytes(name: str) -> int:
         ) from None
 
 
-VLLM_GPU_MEMORY_UTILIZATION = 0.92  # vllm/config/cache.py, the 0.33 line
+VLLM_GPU_MEMORY_UTILIZATION = 0.92  # vllm/config/cache.py, 0.25 to 0.33
 # vLLM's default max_num_batched_tokens: 8192 for `vllm serve` on >= 70 GiB GPUs other than A100,
 # and for the offline LLM class elsewhere (vllm/engine/arg_utils.py get_batch_defaults).
 VLLM_MAX_NUM_BATCHED_TOKENS = 8192
