@@ -25,6 +25,10 @@ What changed between versions (each rule with the code it was read from):
   001cabc1). From 0.26: int(max_concurrency x max_model_len) (get_kv_cache_capacity, the newer
   kv_cache_utils.py; the one-line log "GPU KV cache size: N tokens, Maximum concurrency for ..."
   in vllm issue #51041). Which release first logged it was not pinned; rigcheck ties it to 0.26.
+
+Not modelled here: Mamba state (MambaSpec) and chunked local attention (ChunkedLocalAttentionSpec)
+layers: the families that have them (Falcon-H1, Jamba, Granite-4 hybrids; Llama-4) are known to
+the trace only, and inference for them is refused (their activations need shapes).
 """
 
 from dataclasses import dataclass
@@ -33,7 +37,9 @@ from rigcheck.memory.architecture import Architecture
 from rigcheck.memory.errors import ConfigError
 from rigcheck.memory.units import ceil_div
 
-OLDEST, NEWEST = (0, 25), (0, 33)  # the versions whose rules were read
+# 0.25: the oldest whose reservation was checked (issue #49878 reproduces v0.25.1's numbers with
+# the rule at 001cabc1); 0.33: the newest, whose code at 000fc94b keeps the 0.26 rule.
+OLDEST, NEWEST = (0, 25), (0, 33)
 DEFAULT_VERSION = "0.33"
 _IN_FLIGHT_BATCHES_SINCE = (0, 26)
 
