@@ -6,7 +6,7 @@ import statistics
 from html import escape
 from typing import Any
 
-from rigcheck.fleet.judge import FleetVerdict, figures_of
+from rigcheck.fleet.judge import FleetVerdict
 from rigcheck.fleet.nodes import Node
 from rigcheck.reports.html import STYLE
 from rigcheck.reports.plots import figure_chart, fmt_value
@@ -20,12 +20,7 @@ CHART_BARS = 60
 
 def worst_per_figure(node: Node) -> dict[str, dict[str, Any]]:
     """figure name -> the node's lowest measurement of it (its slowest GPU)."""
-    worst: dict[str, dict[str, Any]] = {}
-    for entry in figures_of(node).values():
-        seen = worst.get(entry["figure"])
-        if seen is None or entry["measured"] < seen["measured"]:
-            worst[entry["figure"]] = entry
-    return worst
+    return node.worst
 
 
 def figure_names(verdict: FleetVerdict) -> list[str]:
