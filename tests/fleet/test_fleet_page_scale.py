@@ -2,13 +2,9 @@
 opens in a real headless Chromium with every node to drain, a histogram per figure over every
 node and bounded bar charts. (20,000 nodes: benchmarks/bench_fleet.py.)"""
 
-import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
-
-import pytest
 
 from rigcheck.fleet import page
 from rigcheck.fleet.judge import judge_fleet
@@ -48,16 +44,6 @@ def test_conforming_nodes_add_nothing_past_the_limits():
     per_drained = 1_000  # bytes: its entry, its table row and its bar
     assert len(large) - len(small) < per_drained * drained
     assert len(re.findall(r'<svg class="histogram"', large)) == 2
-
-
-@pytest.fixture(scope="module")
-def chromium() -> str:
-    found = next(filter(None, map(shutil.which, ("chromium", "chromium-browser"))), None)
-    if found is None:
-        if os.environ.get("RIGCHECK_REQUIRE_CHROMIUM") == "1":
-            pytest.fail("RIGCHECK_REQUIRE_CHROMIUM=1 but no chromium on PATH")
-        pytest.skip("headless Chromium not installed: apt-get install chromium (CI installs it)")
-    return found
 
 
 def test_the_page_opens_in_a_browser(chromium, tmp_path):
