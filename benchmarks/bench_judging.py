@@ -62,42 +62,46 @@ def checks_for(facts: dict, count: int) -> list[dict]:
     ]  # fmt: skip
 
 
-def rewrite_after_each_check(facts: dict, count: int, path: Path, kept: bool) -> None:
-    """What the session does while a run goes: append a check, write the certificate."""
+def rewrite_after_each_check(facts: dict, count: int, folder: Path, live: bool) -> None:
+    """What the session does while a run goes: append a check, write the certificate (live:
+    rigcheck.reports.live_certificate; else the whole document, masked and dumped, each time)."""
     from types import SimpleNamespace
 
     from rigcheck.facts import Facts
     from rigcheck.reports import certificate as cert
-    from rigcheck.reports.certificate_text import CertificateText
+    from rigcheck.reports.live_certificate import LiveCertificate
 
     target = SimpleNamespace(spec=load_spec("h100"), how="named", facts=Facts(facts))
-    text = CertificateText(facts, unmask=False)
     every = checks_for(facts, count)
     checks: list[dict] = []
     run = {"id": "r", "started_at": "2026-11-29T05:00:00Z", "args": [], "report_dir": "r"}
+    common = dict(run=run, target=target, selected=[c["id"] for c in every], exit_status=None,
+                  partial_reason="run in progress")  # fmt: skip
+    writer = LiveCertificate(
+        folder, cert.build_certificate(**common, checks=[], mask_here=False), facts, False
+    )
     for check in every:
         checks.append(check)
-        common = dict(run=run, target=target, checks=checks, selected=[c["id"] for c in every],
-                      exit_status=None, partial_reason="run in progress")  # fmt: skip
-        if kept:
-            certificate = cert.build_certificate(**common, mask_here=False)
-            cert.write_atomic(path, text.render(certificate))
+        if live:
+            writer.write(checks, "run in progress")
         else:
-            cert.write_certificate(path, cert.build_certificate(**common))
+            cert.write_certificate(
+                folder / cert.FILE_NAME, cert.build_certificate(**common, checks=checks)
+            )
 
 
-@pytest.mark.parametrize("kept", [True, False], ids=["kept_parts", "whole_document"])
+@pytest.mark.parametrize("live", [True, False], ids=["live", "whole_document"])
 @pytest.mark.parametrize("size", SIZES)
-def test_certificate_rewrites(benchmark, size, kept, tmp_path):
-    """The rewrites alone, checks as a real replay makes them (8 GPUs: 219, 32: 507; 12 per
+def test_certificate_rewrites(benchmark, size, live, tmp_path):
+    """The writes alone, checks as a real replay makes them (8 GPUs: 219, 32: 507; 12 per
     GPU + 123). The whole-document way (every rewrite masks and dumps all, the final write's
     way) runs at 8 and 32 GPUs only: at 72 it takes minutes."""
-    if not kept and size > 32:
+    if not live and size > 32:
         pytest.skip("the whole-document way at 72 GPUs takes minutes")
     facts = synthetic_snapshot(load_spec("h100"), size)
     count = 12 * size + 123
-    benchmark.group = f"certificate rewrites ({'kept parts' if kept else 'whole document'})"
-    args = (facts, count, tmp_path / "certificate.json", kept)
+    benchmark.group = f"certificate writes ({'live' if live else 'whole document'})"
+    args = (facts, count, tmp_path, live)
     benchmark.pedantic(rewrite_after_each_check, args=args, rounds=1, iterations=1)
     per = benchmark.stats.stats.median / count * 1000
     benchmark.extra_info["per_check_ms"] = round(per, 2)

@@ -20,13 +20,14 @@ def pytest_terminal_summary(terminalreporter, config):
             groups[bench.group or bench.name.split("[")[0]].append((size, bench))
     write = terminalreporter.write_line
     write("")
-    write("scaling (time ~ size**k, median of rounds; memory: peak Python allocation)")
+    write("scaling (time ~ size**k, median of rounds; memory: peak Python allocation, or RSS)")
     for group, found in sorted(groups.items()):
         found.sort(key=lambda p: p[0])
         k = exponent([(s, b.stats.median) for s, b in found])
         shown = ", ".join(
             f"{s:,}: {b.stats.median:.3g} s"
             + (f" {b.extra_info['peak_mib']:.1f} MiB" if "peak_mib" in b.extra_info else "")
+            + (f" RSS {b.extra_info['peak_rss_mib']} MiB" if "peak_rss_mib" in b.extra_info else "")
             for s, b in found
         )
         write(f"  {group}: k = {k:.2f}  ({shown})" if k is not None else f"  {group}: {shown}")

@@ -3,6 +3,7 @@ on CI), CI's two passes (parallel, then `serial`), and a frozen heap after colle
 
 import gc
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -132,3 +133,15 @@ def _no_stale_submodules(request: pytest.FixtureRequest) -> None:
         from module_state import forget_unloaded_submodules
 
         forget_unloaded_submodules()
+
+
+@pytest.fixture(scope="session")
+def chromium() -> str:
+    """Headless Chromium's path, for the pages opened in a real browser (the node report, the
+    fleet page). Skips where it is not installed, unless RIGCHECK_REQUIRE_CHROMIUM=1 (CI)."""
+    found = next(filter(None, map(shutil.which, ("chromium", "chromium-browser"))), None)
+    if found is None:
+        if os.environ.get("RIGCHECK_REQUIRE_CHROMIUM") == "1":
+            pytest.fail("RIGCHECK_REQUIRE_CHROMIUM=1 but no chromium on PATH")
+        pytest.skip("headless Chromium not installed: apt-get install chromium (CI installs it)")
+    return found

@@ -10,6 +10,8 @@ from typing import Any
 from rigcheck.reports.certificate import CertificateError
 
 PASSED = ("pass", "skip")
+# what fleet.judge and reports.plots.figure_chart read of a figure entry
+FIGURE_KEYS = ("figure", "label", "measured", "unit", "verdict", "floor", "achievable", "datasheet")
 
 
 def fleet_fields(data: Any, source: str) -> dict[str, Any]:
@@ -38,14 +40,10 @@ def _check(check: Any, source: str, where: str) -> dict[str, Any] | None:
     """A check the fleet reads (it failed, or measured a figure), else None."""
     _expect(check, dict, source, where, "an object")
     outcome = _field(check, "outcome", str, source, where)
-    figures = _field(check, "figures", list, source, where)
-    for j, entry in enumerate(figures):
-        at = f"{where}.figures[{j}]"
-        _expect(entry, dict, source, at, "an object")
-        _field(entry, "figure", str, source, at)
-        measured = entry.get("measured")
-        if measured is not None and not isinstance(measured, int | float):
-            raise _wrong(source, f"{at}.measured", "a number or null", measured)
+    figures = [
+        _figure(entry, source, f"{where}.figures[{j}]")
+        for j, entry in enumerate(_field(check, "figures", list, source, where))
+    ]
     if outcome in PASSED and not any(e.get("measured") is not None for e in figures):
         return None
     message = check.get("message")
@@ -55,6 +53,17 @@ def _check(check: Any, source: str, where: str) -> dict[str, Any] | None:
         "message": message if isinstance(message, str) else None,
         "figures": figures,
     }
+
+
+def _figure(entry: Any, source: str, at: str) -> dict[str, Any]:
+    """A figure entry cut to the keys the judgement and the charts read (not its definition,
+    sources or reason: most of a certificate's bytes)."""
+    _expect(entry, dict, source, at, "an object")
+    _field(entry, "figure", str, source, at)
+    measured = entry.get("measured")
+    if measured is not None and not isinstance(measured, int | float):
+        raise _wrong(source, f"{at}.measured", "a number or null", measured)
+    return {key: entry[key] for key in FIGURE_KEYS if key in entry}
 
 
 def _field(data: dict, key: str, kind: type, source: str, where: str) -> Any:

@@ -50,12 +50,7 @@ class FleetVerdict:
 
 def figures_of(node: Node) -> dict[str, dict[str, Any]]:
     """'figure label' -> the judgement, for every measured figure of the node's run."""
-    out = {}
-    for check in node.certificate["checks"]:
-        for entry in check["figures"]:
-            if entry.get("measured") is not None:
-                out[" ".join(p for p in (entry["figure"], entry.get("label")) if p)] = entry
-    return out
+    return node.figures
 
 
 def judge_fleet(

@@ -6,7 +6,8 @@ import statistics
 from html import escape
 from typing import Any
 
-from rigcheck.fleet.judge import FleetVerdict, figures_of
+from rigcheck.fleet.histogram import histogram
+from rigcheck.fleet.judge import FleetVerdict
 from rigcheck.fleet.nodes import Node
 from rigcheck.reports.html import STYLE
 from rigcheck.reports.plots import figure_chart, fmt_value
@@ -15,17 +16,13 @@ from rigcheck.reports.plots import figure_chart, fmt_value
 # of it charts 130,000 px tall): past these, the table keeps the nodes to drain and each chart
 # the slowest nodes; the median is still of every node.
 TABLE_ROWS = 500
-CHART_BARS = 60
+CHART_BARS = 20
+DRAIN_REASONS = 500
 
 
 def worst_per_figure(node: Node) -> dict[str, dict[str, Any]]:
     """figure name -> the node's lowest measurement of it (its slowest GPU)."""
-    worst: dict[str, dict[str, Any]] = {}
-    for entry in figures_of(node).values():
-        seen = worst.get(entry["figure"])
-        if seen is None or entry["measured"] < seen["measured"]:
-            worst[entry["figure"]] = entry
-    return worst
+    return node.worst
 
 
 def figure_names(verdict: FleetVerdict) -> list[str]:
@@ -55,14 +52,23 @@ def render_fleet(verdict: FleetVerdict) -> str:
 
 
 def _drain(verdict: FleetVerdict) -> str:
+    """Every node to drain by name; the reasons of the first DRAIN_REASONS (a fleet-wide fault
+    can drain thousands of nodes, all for the same reason: the page must still open)."""
     if not verdict.drain:
         return '<section id="drain"><h2>Nodes to drain (0)</h2><p>none</p></section>'
+    drained = sorted(verdict.drain.items())
     items = "".join(
         f'<article class="drain" data-node="{escape(node)}"><b>{escape(node)}</b>'
         f"<ul>{''.join(f'<li>{escape(r)}</li>' for r in reasons)}</ul></article>"
-        for node, reasons in sorted(verdict.drain.items())
+        for node, reasons in drained[:DRAIN_REASONS]
     )
-    return f'<section id="drain"><h2>Nodes to drain ({len(verdict.drain)})</h2>{items}</section>'
+    if len(drained) > DRAIN_REASONS:
+        rest = ", ".join(escape(node) for node, _ in drained[DRAIN_REASONS:])
+        items += (
+            f'<p class="more">and {len(drained) - DRAIN_REASONS} more (their reasons: '
+            f"<code>rigcheck fleet</code> prints every one): {rest}</p>"
+        )
+    return f'<section id="drain"><h2>Nodes to drain ({len(drained)})</h2>{items}</section>'
 
 
 def _nodes(verdict: FleetVerdict) -> str:
@@ -99,28 +105,32 @@ def _badge(node: Node) -> str:
 
 
 def _distributions(verdict: FleetVerdict) -> str:
-    """One chart per figure: each node's slowest GPU against the class's tiers."""
+    """Per figure: every node's slowest GPU in a histogram, and the slowest CHART_BARS nodes as
+    bars against the class's tiers. Both are of bounded size whatever the fleet's."""
     blocks = []
     outlying = {(o.node, o.figure.split(" ")[0]) for o in verdict.outliers}
     for name in figure_names(verdict):
         entries = []
         for node in verdict.nodes:
-            entry = worst_per_figure(node).get(name)
+            entry = node.worst.get(name)
             if entry is not None:
-                shown = "fail" if (node.name, name) in outlying else entry["verdict"]
-                entries.append({**entry, "label": node.name, "verdict": shown})
+                bad = (node.name, name) in outlying or entry.get("verdict") == "fail"
+                entries.append({**entry, "label": node.name, "verdict": "fail" if bad else
+                                entry.get("verdict")})  # fmt: skip
         median = statistics.median(e["measured"] for e in entries)
+        unit = entries[0].get("unit", "")
+        points = [(e["measured"], e["verdict"] == "fail") for e in entries]
+        spread = histogram(name, unit, points, median, median * (1 - verdict.band))
         few = (
             f"; the slowest {CHART_BARS} of {len(entries)} nodes"
             if len(entries) > CHART_BARS
             else ""
         )
-        if few:
-            entries = sorted(entries, key=lambda e: e["measured"])[:CHART_BARS]
+        slowest = sorted(entries, key=lambda e: e["measured"])[:CHART_BARS]
         blocks.append(
-            f'<div class="figure"><h3>{escape(name)}</h3><p class="muted">fleet median of the '
-            f"slowest GPUs {fmt_value(median)} {escape(entries[0].get('unit', ''))}{few}; red: "
-            f"failed its floor or more than {verdict.band:.0%} below the fleet median</p>"
-            f"{figure_chart(entries)}</div>"
+            f'<div class="figure"><h3>{escape(name)}</h3><p class="muted">{len(entries)} nodes; '
+            f"fleet median of the slowest GPUs {fmt_value(median)} {escape(unit)}; red: failed "
+            f"its floor or more than {verdict.band:.0%} below the fleet median</p>{spread}"
+            f'<p class="muted">the slowest nodes{few}</p>{figure_chart(slowest)}</div>'
         )
     return f'<section id="figures"><h2>Figures across the fleet</h2>{"".join(blocks)}</section>'

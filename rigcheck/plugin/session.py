@@ -20,7 +20,6 @@ from rigcheck.check import command_line as check_command_line
 from rigcheck.gate.busy import not_judged
 from rigcheck.plugin.core import SUITES_DIR, is_suite_item, resolve_target
 from rigcheck.reports import certificate as cert
-from rigcheck.reports.certificate_text import CertificateText
 from rigcheck.reports.ending import (
     claim,
     interrupt_reason,
@@ -28,6 +27,7 @@ from rigcheck.reports.ending import (
 )
 from rigcheck.reports.html import write_html
 from rigcheck.reports.junit import open_junit
+from rigcheck.reports.live_certificate import LiveCertificate
 from rigcheck.reports.location import make_run_dir, reports_root, run_name
 from rigcheck.reports.masking import masked, secrets_in
 from rigcheck.reports.outcome import DETAIL_CHARS, check_outcome, failure_message, with_warning
@@ -70,6 +70,7 @@ class ReportSession:
         self.write_error: ReportWriteError | None = None
         self.lock: IO[str] | None = None  # the report folder's run lock (rigcheck.reports.run_lock)
         self.plan_lines: list[str] = []
+        self.live: LiveCertificate | None = None  # the certificate while the run goes
         self.history_lines: list[tuple[str, str]] = []  # (colour, text), after the run
 
     # -- deciding that this is a conformance run --------------------------------------------
@@ -97,8 +98,6 @@ class ReportSession:
         if self.run_dir is not None or not (suite_ids or self.collect_errors):
             return
         self.target = resolve_target(self.config)
-        unmask = self.config.getoption("unmask_serials")
-        self.text = CertificateText(self.target.facts.data, unmask)
         self.selected = [e["id"] for e in self.collect_errors] + suite_ids
         self.selected_ids = set(self.selected)
         self.checks = list(self.collect_errors)
@@ -170,7 +169,7 @@ class ReportSession:
             self.warnings[nodeid].append(text)
         else:  # pytest reports a check's warnings after its teardown report
             with_warning(done, text)
-            self.text.forget(done)
+            self.live.forget(self.checks, done)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if self.run_dir is None or report.nodeid not in self.selected_ids:
@@ -329,13 +328,12 @@ class ReportSession:
         return incomplete_measurements(self.config)
 
     def _write(self, exit_status: int | None = None, partial_reason: str | None = "") -> dict:
-        if partial_reason == "":
-            partial_reason = (
-                f"run in progress: {len(self.checks)} of {len(self.selected)} checks done when "
-                "this was written (if the run has ended, it was killed or crashed)"
-            )
+        """The certificate: while the run goes, after each check (rigcheck.reports.
+        live_certificate, at a cost that does not grow with the run); in full at its end."""
+        if exit_status is None:
+            return self._write_progress()
         certificate = cert.build_certificate(
-            run=self._run_info(finished=(final := exit_status is not None)),
+            run=self._run_info(finished=True),
             target=self.target,
             checks=self.checks,
             selected=self.selected,
@@ -343,17 +341,33 @@ class ReportSession:
             partial_reason=partial_reason,
             unmask=self.config.getoption("unmask_serials"),
             regressions=self.regressions,
-            mask_here=final,  # while the run goes, certificate_text masks each part once
         )
         try:
-            if final:
-                cert.write_certificate(self.run_dir / cert.FILE_NAME, certificate)
-            else:
-                cert.write_atomic(self.run_dir / cert.FILE_NAME, self.text.render(certificate))
+            cert.write_certificate(self.run_dir / cert.FILE_NAME, certificate)
+            if self.live is not None:
+                self.live.close()
         except OSError as exc:
             raise from_os_error(exc, self.run_dir / cert.FILE_NAME) from None
         self.verdict = certificate["verdict"]
         return certificate
+
+    def _write_progress(self) -> None:
+        partial_reason = (
+            f"run in progress: {len(self.checks)} of {len(self.selected)} checks done when "
+            "this was written (if the run has ended, it was killed or crashed)"
+        )
+        try:
+            if self.live is None:
+                unmask = self.config.getoption("unmask_serials")
+                first = cert.build_certificate(
+                    run=self._run_info(finished=False), target=self.target, checks=[],
+                    selected=self.selected, exit_status=None, partial_reason=partial_reason,
+                    unmask=unmask, mask_here=False,
+                )  # fmt: skip
+                self.live = LiveCertificate(self.run_dir, first, self.target.facts.data, unmask)
+            self.verdict = self.live.write(self.checks, partial_reason)
+        except OSError as exc:
+            raise from_os_error(exc, self.run_dir / cert.FILE_NAME) from None
 
     def _run_info(self, finished: bool) -> dict[str, Any]:
         now = dt.datetime.now(dt.timezone.utc)

@@ -64,7 +64,7 @@ def build_certificate(
     mask_here: bool = True,
 ) -> dict[str, Any]:
     """Assemble the certificate; serials and UUIDs masked everywhere unless `unmask`
-    (`mask_here=False`: left to the caller, rigcheck.reports.certificate_text)."""
+    (`mask_here=False`: left to the caller, rigcheck.reports.live_certificate)."""
     machine = target.facts.data
     done = {c["id"] for c in checks}
     certificate = {

@@ -10,8 +10,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rigcheck.cli import main
+from rigcheck.fleet import nodes
 from rigcheck.fleet.judge import OUTLIER_BAND, judge_fleet
-from rigcheck.fleet.nodes import Node
+from rigcheck.fleet.nodes import Node, load_nodes
+from rigcheck.reports.certificate import CertificateError
 
 NAMES = [f"node{i:02d}" for i in range(1, 17)]
 FAILING, SLOW = "node05", "node11"
@@ -98,6 +100,22 @@ def test_a_corrupt_certificate_is_named(fleet, tmp_path, capsys):
     bad.write_text(json.dumps({"verdict": "pass"}))
     page = str(tmp_path / "f.html")
     assert "not a valid certificate" in bad_input(capsys, str(bad.parent), "-o", page)
+
+
+def test_a_fleet_read_on_every_core_is_the_same_fleet_and_names_a_bad_file(
+    fleet, tmp_path, monkeypatch
+):
+    """Past PARALLEL_FROM files per core the certificates are parsed in worker processes: the
+    same Nodes come back, in order, and a corrupt file is still the one line naming it."""
+    alone = load_nodes([str(fleet)])
+    monkeypatch.setattr(nodes, "PARALLEL_FROM", 4)
+    monkeypatch.setattr(nodes, "_cores", lambda: 2)
+    assert load_nodes([str(fleet)]) == alone
+    bad = tmp_path / "zz" / "certificate.json"
+    bad.parent.mkdir()
+    bad.write_text('{"verdict": "pass",')
+    with pytest.raises(CertificateError, match=f"^{re.escape(str(bad))}: not valid JSON"):
+        load_nodes([str(fleet), str(bad.parent)])
 
 
 def test_mixed_classes_are_refused(tmp_path, capsys):

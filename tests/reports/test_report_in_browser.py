@@ -4,14 +4,10 @@ Skips when Chromium is not installed (apt-get install chromium), unless
 RIGCHECK_REQUIRE_CHROMIUM=1, which CI sets so that the check can never be skipped quietly there.
 """
 
-import os
-import shutil
 import struct
 import subprocess
 import zlib
 from pathlib import Path
-
-import pytest
 
 from rigcheck.reports.certificate import load_certificate
 from rigcheck.reports.html import HEADLINES, write_html
@@ -26,16 +22,6 @@ BANNER = {
     "incomplete": (0x5B, 0x65, 0x70),
 }
 TOP_ROWS = 480  # decoding the top of the screenshot is enough: banner, failures, first plot
-
-
-@pytest.fixture(scope="module")
-def chromium() -> str:
-    found = next(filter(None, map(shutil.which, ("chromium", "chromium-browser"))), None)
-    if found is None:
-        if os.environ.get("RIGCHECK_REQUIRE_CHROMIUM") == "1":
-            pytest.fail("RIGCHECK_REQUIRE_CHROMIUM=1 but no chromium on PATH")
-        pytest.skip("headless Chromium not installed: apt-get install chromium (CI installs it)")
-    return found
 
 
 def browse(chromium: str, page: Path, tmp_path: Path, *what: str) -> subprocess.CompletedProcess:

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from rigcheck.reports import certificate as cert
+from rigcheck.reports import live_certificate
 from rigcheck.reports.unwritable import (
     REPORT_NOT_WRITTEN,
     ReportWriteError,
@@ -70,8 +71,9 @@ def test_root_problem_names_the_folder(tmp_path):
 
 
 class FillingDisk:
-    """tempfile, as rigcheck.reports.certificate uses it, on a disk that is full after
-    `room` files: later writes fail as a full disk does, after the file was created."""
+    """tempfile, as rigcheck.reports.certificate uses it, and the live certificate's writes
+    (rigcheck.reports.live_certificate), on a disk that is full after `room` writes: later ones
+    fail as a full disk does, after the file was created."""
 
     def __init__(self, room: int):
         self.room = room
@@ -83,6 +85,21 @@ class FillingDisk:
             handle.write = _no_space
         return handle
 
+    def put(self, copy: live_certificate._Copy, at: int, data: bytes) -> None:
+        self.room -= 1
+        if self.room < 0:
+            _no_space()
+        PUT(copy, at, data)
+
+
+PUT = live_certificate._Copy.put
+
+
+def fill(monkeypatch, room: int) -> None:
+    disk = FillingDisk(room)
+    monkeypatch.setattr(cert, "tempfile", disk)
+    monkeypatch.setattr(live_certificate._Copy, "put", lambda *args: disk.put(*args))
+
 
 def _no_space(*args):
     raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
@@ -90,7 +107,7 @@ def _no_space(*args):
 
 @pytest.mark.parametrize("room", [0, 3])  # the first certificate, or one mid-run
 def test_a_full_disk_is_one_line_exit_6_and_no_temp_file(room, pytester, monkeypatch):
-    monkeypatch.setattr(cert, "tempfile", FillingDisk(room))
+    fill(monkeypatch, room)
     reports = pytester.path / "reports"
     result = run_facts(pytester, monkeypatch, reports)
     assert result.ret == REPORT_NOT_WRITTEN
