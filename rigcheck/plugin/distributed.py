@@ -115,7 +115,10 @@ def collective_run(request, tmp_path_factory, spec, devices) -> CollectiveRun:
     if config.getoption("--collective-bytes"):
         options.append(f"--bytes={config.getoption('--collective-bytes')}")
     from rigcheck.distributed.launch import run_collectives
-    from rigcheck.progress import phase
+    from rigcheck.measure import machine_lock
+    from rigcheck.progress import phase, tell
+
+    machine_lock.take(lambda line: tell(config, line))  # no other rigcheck measures meanwhile
 
     where = _report_dir(config, tmp_path_factory)
     title = f"collective job: {nproc} ranks over {'nccl' if gpu else 'gloo'}"
