@@ -22,13 +22,15 @@ from pathlib import Path
 import pytest
 
 from rigcheck import cli
-from tests.hostile.test_hostile_input import BAD_FILES, assert_one_clean_line
+from tests.hostile.test_hostile_input import assert_one_clean_line, write_bad_files
 
 ROOT = Path(__file__).resolve().parents[2]
 CERTIFICATE = ROOT / "fixtures" / "certificates" / "h100-node-before.json"
 CERT = "cert.json"  # a copy in the test's folder: a report written beside it stays there
 SNAPSHOT = str(ROOT / "fixtures" / "snapshots" / "cpu.json")
-NUMBERS = ["nan", "inf", "-1", "0", "1e400", "abc"]
+NUMBERS = ["nan", "-1", "0", "1e400"]  # each kind of bad number, once per option
+# the bad files whose handling differs: absent, cut short, not text, a folder
+FILES = ["missing.json", "truncated.json", "binary.json", "folder"]
 STORE = "sqlite:///h.db"
 
 
@@ -39,27 +41,27 @@ def cases() -> list[tuple[dict[str, str], list[str], int, str]]:
     # history
     for url in ["sqlite:///a-file", "sqlite:///folder", "nosuch://x", "garbage"]:
         add(["history", "--history", url], "history store")
-    for n in ["-1", "nan", "1e400", "abc"]:
+    for n in ["-1", "nan", "abc"]:
         add(["history", "--last", n, "--history", STORE], "--last")
         add(["history", "prune", "--keep-passes", n, "--history", STORE], "--keep-passes")
-    for age in ["abc", "0d", "nand", "1e400d"]:
+    for age in ["abc", "0d", "1e400d"]:
         add(["history", "prune", "--older-than", age, "--history", STORE], "--older-than")
     add(["history", "--html", "folder", "--history", STORE], "is a folder")
     add(["history", "--html", "/proc/x.html", "--history", STORE], "--html /proc/x.html")
     add(["history", "--history", STORE, "no-such-node"], "no node")
-    for keep in ["abc", "-3", "1.5"]:
+    for keep in ["abc", "-3"]:
         env = {"RIGCHECK_HISTORY_KEEP_PASSES": keep}
         add(["history", "prune", "--older-than", "1d", "--history", STORE], "KEEP_PASSES", env=env)
     # fleet
-    for name in BAD_FILES:
+    for name in [*FILES, "array.json"]:
         add(["fleet", name], name)
-    for band in ["nan", "-1", "2", "inf"]:
+    for band in ["nan", "-1", "2"]:
         add(["fleet", "--band", band, CERT], "--band")
     add(["fleet", "--from-history", "sqlite:///folder"], "history store")
     add(["fleet", "-o", "folder", CERT], "folder")
     add(["fleet"], "name the folders")
     # coverage (options checked before the campaign starts)
-    for n in ["-1", "nan", "abc", "1e400"]:
+    for n in ["-1", "nan", "1e400"]:
         add(["coverage", "--class", "h100", "--healthy", n], "--healthy")
     add(["coverage", "--class", "h100", "--json", "folder"], "--json folder")
     add(["coverage", "--class", "h100", "--markdown", "/proc/x.md"], "--markdown")
@@ -68,7 +70,7 @@ def cases() -> list[tuple[dict[str, str], list[str], int, str]]:
     # keygen, attest, verify
     for where in ["folder", "a-file/x", "/proc/x"]:
         add(["keygen", where], where)
-    for name in BAD_FILES:
+    for name in [*FILES, "object.json"]:
         add(["attest", name, "--nonce", "n"], name)
         add(["verify", name, "--nonce", "n", "--key", "text.json"], "text.json")
     add(["verify", CERT, "--nonce", "n", "--not-before", "garbage"], "--not-before")
@@ -91,7 +93,7 @@ def cases() -> list[tuple[dict[str, str], list[str], int, str]]:
     for n in NUMBERS:
         add(["k8s", "mark", "--offline", "--timeout", n], "--timeout")
         add(["k8s", "mark", "--offline", "--tier-budget", n], "--tier-budget")
-    for name in BAD_FILES:
+    for name in [*FILES, "array.json"]:
         add(["k8s", "mark", "--offline", "--certificate", name], name)
     add(["k8s", "mark", "--offline", "--dir", "a-file", "--facts", "missing.json"], "--dir")
     add(["k8s"], "MODE")
@@ -120,15 +122,7 @@ CASES = cases()
 def bad_files(tmp_path_factory) -> Path:
     """A folder of bad files (tests/hostile/test_hostile_input.py's), made once: no case may
     change one (each test checks the one-byte file)."""
-    folder = tmp_path_factory.mktemp("hostile")
-    for name, content in BAD_FILES.items():
-        path = folder / name
-        if content == "DIR":
-            path.mkdir()
-        elif isinstance(content, bytes):
-            path.write_bytes(content)
-        elif content is not None:
-            path.write_text(content)
+    folder = write_bad_files(tmp_path_factory.mktemp("hostile"))
     shutil.copy(CERTIFICATE, folder / CERT)
     return folder
 
