@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rigcheck import __version__
-from rigcheck.errors import RigcheckError
+from rigcheck.errors import RigcheckError, one_line_errors
 
 # The subcommands other modules add through add_parser(subparsers), with their one-line help:
 # `rigcheck --help` lists them without importing those modules (pytest, jsonschema, rich,
@@ -58,6 +58,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser(
         argv[0] if argv[:1] and argv[0] in {"detect", "facts", *COMMANDS} else None
     )
+    blank = argv[:1] != ["slurm"] and blank_option(parser, argv)  # slurm: the gate's own log
+    if blank:
+        print(blank, file=sys.stderr)
+        return 2
     args = parser.parse_args(argv)
     try:
         return args.func(args)
@@ -71,6 +75,35 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("rigcheck: interrupted", file=sys.stderr)
         return 130
+
+
+def blank_option(parser: argparse.ArgumentParser, argv: list[str]) -> str | None:
+    """'rigcheck fit: error: -o ...' when an option is given an empty value (`-o ""`,
+    `--history=`), else None. Each such option read it as left out: `facts -o ''` printed the
+    snapshot, `report -o ''` wrote beside the certificate, `--history ''` said history was
+    switched off by $RIGCHECK_HISTORY."""
+    command = _subcommand(parser, argv)
+    valued = {o for a in command._actions if a.nargs != 0 for o in a.option_strings}
+    for before, arg in zip(["", *argv], argv, strict=False):
+        named = arg.split("=", 1)[0] if arg.startswith("--") and "=" in arg else None
+        if (named and not arg.split("=", 1)[1].strip()) or (not arg.strip() and before in valued):
+            option = named or before
+            return (
+                f"{command.prog}: error: {option} '': an empty value (an unset variable?); give "
+                f"one, or leave {option} out (see {command.prog} --help)"
+            )
+    return None
+
+
+def _subcommand(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.ArgumentParser:
+    """The parser of the subcommand ARGV names, down to `k8s mark`; PARSER if none."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            chosen = next((a for a in argv if a in action.choices), None)
+            if chosen is not None:
+                rest = argv[argv.index(chosen) + 1 :]
+                return _subcommand(action.choices[chosen], rest)
+    return parser
 
 
 def build_parser(command: str | None = ALL) -> argparse.ArgumentParser:
@@ -93,6 +126,7 @@ def build_parser(command: str | None = ALL) -> argparse.ArgumentParser:
     for name, (_, line) in COMMANDS.items():
         if name not in sub.choices:
             sub.add_parser(name, help=line)
+    one_line_errors(parser)
     return parser
 
 

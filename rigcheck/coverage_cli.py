@@ -12,6 +12,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from rigcheck.errors import one_line_errors
+from rigcheck.paths import output_problem
+
 CAMPAIGN = "rigcheck.testing.coverage"
 DESCRIPTION = (
     "What a tier catches of the published causes of job interruptions (Llama 3's 419), and how "
@@ -45,6 +48,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--baseline", type=Path, help="a saved --json result this run must not fall under"
     )
+    one_line_errors(p)
     return p
 
 
@@ -55,7 +59,14 @@ def add_parser(subparsers: Any) -> None:
 
 def run(argv: Sequence[str]) -> int:
     """Check the options here, then become `python -m rigcheck.testing.coverage ARGV`."""
-    parser().parse_args(list(argv))  # --help and usage errors exit here, as argparse does
+    p = parser()
+    args = p.parse_args(list(argv))  # --help and usage errors exit here, as argparse does
+    problems = [output_problem(path, f"--{name}") for name, path in
+                (("json", args.json), ("markdown", args.markdown)) if path is not None]  # fmt: skip
+    if args.baseline is not None and not args.baseline.is_file():
+        problems.append(f"--baseline {args.baseline}: no such file (a saved --json result)")
+    if any(problems):  # said now, not after the whole campaign has run
+        p.error(next(problem for problem in problems if problem))
     sys.stdout.flush()
     os.execv(sys.executable, [sys.executable, "-m", CAMPAIGN, *argv])
     return 3  # not reached

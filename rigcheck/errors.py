@@ -1,4 +1,8 @@
-"""All of rigcheck's own errors, in one hierarchy."""
+"""All of rigcheck's own errors, in one hierarchy; and argparse's, as one line."""
+
+from __future__ import annotations
+
+import argparse
 
 
 class RigcheckError(Exception):
@@ -28,3 +32,19 @@ class FactUnavailable(RigcheckError):
 
 class HistoryError(RigcheckError):
     """The history store cannot be read, or holds nothing under the name asked for."""
+
+
+def one_line_errors(parser: argparse.ArgumentParser) -> None:
+    """PARSER's usage errors, and those of its subcommands, as one line naming the option and
+    where the help is (exit 2): argparse's usage block, three or four lines above it, buried
+    the one line that matters. A parser with an error() of its own (the Slurm gate's) keeps it."""
+
+    def error(message: str, parser: argparse.ArgumentParser = parser) -> None:
+        parser.exit(2, f"{parser.prog}: error: {message} (see {parser.prog} --help)\n")
+
+    if type(parser).error is argparse.ArgumentParser.error and "error" not in vars(parser):
+        parser.error = error  # type: ignore[method-assign]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                one_line_errors(sub)

@@ -84,11 +84,15 @@ def _time_left_column(cap: bool) -> Any:
     return TimeLeft()
 
 
+def tell(config: Any, line: str) -> None:
+    """One line on the real terminal, outside pytest's capture (e.g. why a run waits)."""
+    with _uncaptured(config):
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+
+
 @contextlib.contextmanager
-def phase(
-    config: Any, title: str, total_s: float | None = None, cap: bool = False
-) -> Iterator[Phase]:
-    """A Phase on the real terminal, outside pytest's capture; live only on a terminal."""
+def _uncaptured(config: Any) -> Iterator[None]:
     plugins = config.pluginmanager if config else None
     capture = plugins.getplugin("capturemanager") if plugins else None
     reporter = plugins.getplugin("terminalreporter") if plugins else None
@@ -96,6 +100,15 @@ def phase(
     with uncaptured:
         if reporter is not None:
             reporter.ensure_newline()  # not after pytest's progress dots
+        yield
+
+
+@contextlib.contextmanager
+def phase(
+    config: Any, title: str, total_s: float | None = None, cap: bool = False
+) -> Iterator[Phase]:
+    """A Phase on the real terminal, outside pytest's capture; live only on a terminal."""
+    with _uncaptured(config):
         stream = sys.stdout
         with Phase(title, total_s, stream, live=stream.isatty(), cap=cap) as shown:
             yield shown

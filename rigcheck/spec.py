@@ -24,9 +24,24 @@ SCHEMA_FILE = SPEC_DIR / "spec.schema.json"  # the schema always comes from the 
 GIB = 2**30
 
 
+EXPECTED_ENV = "RIGCHECK_EXPECTED_DIR"
+
+
 def spec_dir() -> Path:
-    """Where the spec files are: expected/, or $RIGCHECK_EXPECTED_DIR for a private set."""
-    return Path(os.environ.get("RIGCHECK_EXPECTED_DIR") or SPEC_DIR)
+    """Where the spec files are: expected/, or $RIGCHECK_EXPECTED_DIR for a private set. A
+    setting that names no folder of spec files is an error: read as an empty set, it made every
+    class unknown ("Known classes: " and nothing after) with no word of the setting."""
+    given = os.environ.get(EXPECTED_ENV, "").strip()
+    if not given:
+        return SPEC_DIR
+    folder = Path(given).expanduser()
+    if not folder.is_dir() or not any(folder.glob("*.json")):
+        what = "holds no spec file (CLASS.json)" if folder.is_dir() else "is no folder"
+        raise SpecError(
+            f"${EXPECTED_ENV}={given} {what}: point it at a folder of spec files (a copy of "
+            "expected/, with your own), or unset it to use the shipped ones"
+        )
+    return folder
 
 
 class Spec:

@@ -125,6 +125,24 @@ def parallel_pass_measures_nothing(request: pytest.FixtureRequest, monkeypatch):
     monkeypatch.setattr(check, "run_live", refuse)
 
 
+@pytest.fixture(autouse=True, scope="session")
+def measurement_lock_of_the_tests(tmp_path_factory: pytest.TempPathFactory):
+    """The suites the self-tests run take a lock file of their own worker's, not the machine's
+    (rigcheck/measure/machine_lock.py): a rigcheck measuring elsewhere never holds a test up."""
+    from rigcheck.measure.machine_lock import ENV
+
+    os.environ[ENV] = str(tmp_path_factory.getbasetemp() / "measure.lock")
+
+
+@pytest.fixture(autouse=True)
+def measurement_lock_released():
+    """A test that measured in this process leaves the lock as a finished run would."""
+    yield
+    from rigcheck.measure import machine_lock
+
+    machine_lock.release()
+
+
 @pytest.fixture(autouse=True)
 def _no_stale_submodules(request: pytest.FixtureRequest) -> None:
     """A test that runs pytest in-process starts from the modules a fresh import would give: the

@@ -15,6 +15,7 @@ from rigcheck.blame.answer import Answer, judged, no_rank, no_suspect, not_exami
 from rigcheck.blame.node_cause import node_causes
 from rigcheck.blame.suspects import Suspect, find_suspect, read_job
 from rigcheck.errors import RigcheckError
+from rigcheck.gate.tiers import seconds
 
 DEFAULT_TIMEOUT_S = 60.0
 
@@ -49,7 +50,7 @@ def add_parser(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--timeout",
-        type=float,
+        type=seconds,
         default=DEFAULT_TIMEOUT_S,
         metavar="S",
         help=f"stop reading this machine's facts after S s (default {DEFAULT_TIMEOUT_S:g})",

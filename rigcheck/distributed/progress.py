@@ -131,6 +131,26 @@ def diagnose(
     return problems
 
 
+def slow_not_hung(
+    world_size: int | None, results: dict[int, dict[str, Any]], progress: dict[int, dict[str, Any]],
+    stopped_at: float,
+) -> str | None:  # fmt: skip
+    """Where a job the time limit stopped was, when no rank is to blame: every rank alive (its
+    heartbeat fresh), none failed, none behind or ahead of the others. None: a rank is to
+    blame (hung, died, behind, failed), which diagnose() names."""
+    if world_size is None:
+        return "no rank had written its first progress file (torchrun and torch still loading)"
+    if results or len(progress) < world_size:
+        return None  # a rank ended or never started while the others ran: one to blame
+    if any(stopped_at - p["heartbeat_at"] > STALE_AFTER_S for p in progress.values()):
+        return None
+    stages = {(p["stage_index"], bool(p.get("in_collective"))) for p in progress.values()}
+    if len(stages) > 1:
+        return None  # one rank behind, or outside the collective the others wait in
+    first = min(progress.values(), key=lambda p: p["stage_started_at"])
+    return f"every rank alive at {describe(first)}"
+
+
 def _behind_or_stuck(waiting, progress, finished, stopped_at, label) -> list[str]:
     """The unfinished ranks: whose heartbeat stopped, or who is behind the rest, comes first."""
     if not waiting:

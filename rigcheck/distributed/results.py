@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from rigcheck.distributed.measure import BUSBW_FACTOR, bandwidth
-from rigcheck.distributed.progress import diagnose, write_json_atomically
+from rigcheck.distributed.progress import diagnose, slow_not_hung, write_json_atomically
 from rigcheck.errors import RigcheckError
 
 BUNDLE_SCHEMA = "rigcheck.collectives-bundle/1"
@@ -89,6 +89,21 @@ class CollectiveRun:
             tail = launch.get("log_tail", "").strip().splitlines()[-3:]
             found = [f"torchrun exited {launch['returncode']}: {' | '.join(tail)}"]
         return [*lines, *found] if found else []
+
+    def incomplete(self) -> str | None:
+        """Why a job the time limit stopped is INCOMPLETE rather than a fault: every rank was
+        alive and together, only slow (a loaded host). None when it finished, or a rank is to
+        blame."""
+        launch = self.launch or {}
+        if not launch.get("timed_out"):
+            return None
+        where = slow_not_hung(self.world_size, self.ranks, self.progress, launch["stopped_at"])
+        if where is None:
+            return None
+        return (
+            f"the collective job did not finish within its {launch['timeout_s']:.0f} s cap: "
+            f"{where} when it was stopped"
+        )
 
     def results(self) -> list[dict[str, Any]]:
         return [self.ranks[r] for r in sorted(self.ranks)]

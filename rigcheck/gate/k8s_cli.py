@@ -80,8 +80,12 @@ def _certificate(args: argparse.Namespace) -> dict[str, Any]:
         return load_certificate(args.certificate)
     # The busy DaemonSet and the idle CronJob share a folder: each keeps its own last runs.
     kind = "k8sbusy" if args.busy_node else "k8s"
-    run = run_quick_tier(new_run_dir(args.dir, kind), args.device_class, args.facts, args.timeout,
-                         busy=args.busy_node, budget_s=args.tier_budget)  # fmt: skip
+    try:
+        run = run_quick_tier(new_run_dir(args.dir, kind), args.device_class, args.facts,
+                             args.timeout, busy=args.busy_node,
+                             budget_s=args.tier_budget)  # fmt: skip
+    except OSError as exc:  # --dir is a file, or sits where nothing can be written
+        raise RigcheckError(f"--dir {args.dir}: {exc.strerror}; name a writable folder") from None
     if run.certificate is None and run.root_cause is not None:  # killed before it wrote one
         named = ["--tier", "quick"] + (["--busy-node"] if args.busy_node else [])
         return {"verdict": "incomplete", "root_cause": run.root_cause, "run": {"args": named}}

@@ -15,6 +15,7 @@ from typing import Any
 from rigcheck.errors import HistoryError
 from rigcheck.history.location import ENV, shown_url, store_url
 from rigcheck.history.retention import KEEP_PASSES, KEEP_PASSES_ENV, LAST_RUNS
+from rigcheck.paths import output_problem
 
 DEFAULT_OUTPUT = "history.html"
 PRUNE = "prune"  # `rigcheck history prune`: the word is taken, not a node's name
@@ -77,6 +78,9 @@ def run_history(args: argparse.Namespace) -> int:
 
     if args.who == PRUNE:
         return run_prune(args)
+    problem = args.html is not None and output_problem(args.html, "--html")
+    if problem:  # before the store is read: not a temporary file's name after it
+        raise HistoryError(problem)
     if args.html and Path(args.html).exists() and not args.force:
         raise HistoryError(f"{args.html} exists: name another with --html, or pass --force")
     engine = open_for_reading(args.history)
@@ -129,4 +133,5 @@ def open_for_reading(chosen: str | None):
     try:
         return open_store(url)
     except Exception as exc:
-        raise HistoryError(f"cannot open the history store {shown_url(url)}: {exc}") from exc
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__  # not SQLAlchemy's
+        raise HistoryError(f"cannot open the history store {shown_url(url)}: {reason}") from exc

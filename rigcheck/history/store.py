@@ -49,10 +49,27 @@ def open_store(url: str) -> Engine:
     parsed = make_url(url)
     engine = sa.create_engine(url, connect_args=connect_args(parsed))
     if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
-        Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        file = Path(parsed.database).expanduser()
+        not_sqlite(file)
+        file.parent.mkdir(parents=True, exist_ok=True)
     with engine.begin() as connection:
         migrate(connection)
     return engine
+
+
+SQLITE_HEADER = b"SQLite format 3\x00"  # the first 16 bytes of every SQLite database file
+
+
+def not_sqlite(file: Path) -> None:
+    """Refuse a file that holds something else: SQLite takes a file under its 100-byte header
+    for an empty database and writes its tables over it (issue 38: a 1-byte file was replaced)."""
+    if not file.is_file() or file.stat().st_size == 0:
+        return
+    with file.open("rb") as handle:
+        if handle.read(len(SQLITE_HEADER)) != SQLITE_HEADER:
+            raise ValueError(
+                f"{file} is not an SQLite database; name the store's file, or a new one"
+            )
 
 
 def connect_args(parsed: sa.URL) -> dict[str, Any]:

@@ -22,6 +22,7 @@ import pytest
 
 from rigcheck.detect import describe_devices, identity_problems
 from rigcheck.facts import Facts
+from rigcheck.measure import machine_lock
 from rigcheck.measure.catalogue import CATALOGUE, Entry, half_precision
 from rigcheck.measure.cpu_isa import bf16_not_native
 from rigcheck.measure.cpu_peak import cpu_peak_tflops
@@ -178,9 +179,10 @@ class PerfCheck:
                 )
             except ReplayError as exc:
                 pytest.fail(str(exc), pytrace=False)
-        from rigcheck.progress import phase
+        from rigcheck.progress import phase, tell
 
         config, cap = self.request.config, cap_s(device.backend)
+        machine_lock.take(lambda line: tell(config, line))  # no other rigcheck measures meanwhile
         with phase(config, f"measuring {entry.key} on {device.label}", cap, cap=True):
             try:
                 return run_live(entry, device, self.spec, self.benchmark if attempt == 0 else None)

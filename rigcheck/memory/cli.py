@@ -9,9 +9,8 @@ import sys
 from collections.abc import Callable, Sequence
 from fractions import Fraction
 from pathlib import Path
-from typing import NoReturn
 
-from rigcheck.errors import RigcheckError
+from rigcheck.errors import RigcheckError, one_line_errors
 from rigcheck.memory import model_source, trace
 from rigcheck.memory.activations import ATTENTION, RECOMPUTE
 from rigcheck.memory.advice import advise
@@ -347,15 +346,8 @@ def add_parser(subparsers: "argparse._SubParsersAction") -> argparse.ArgumentPar
         "-o", "--output", metavar="FILE", help="also write the job as a --plan file"
     )
     parser.set_defaults(func=run_fit)
-    parser.error = _one_line_error(parser)  # the usage block would bury the one line that matters
+    one_line_errors(parser)  # the usage block would bury the one line that matters
     return parser
-
-
-def _one_line_error(parser: argparse.ArgumentParser) -> Callable[[str], NoReturn]:
-    def error(message: str) -> NoReturn:
-        parser.exit(2, f"{parser.prog}: error: {message} (see {parser.prog} --help)\n")
-
-    return error
 
 
 def main(argv: Sequence[str] | None = None) -> int:

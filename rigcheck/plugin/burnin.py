@@ -19,7 +19,8 @@ import pytest
 
 from rigcheck.burnin.limits import Limits, parse_duration
 from rigcheck.burnin.trace import FILE_NAME, BurnInError, load_trace, save_trace
-from rigcheck.progress import Phase, phase
+from rigcheck.measure import machine_lock
+from rigcheck.progress import Phase, phase, tell
 
 MARKER = "burn_in"
 STARTUP_S = 90.0  # beyond the duration: the child's torch import, CUDA start, a hung GPU's grace
@@ -152,6 +153,7 @@ def _record(config: pytest.Config, spec, limits: Limits, out: Path) -> dict[str,
         if limits.limit("memory_test_max_gib")
         else []
     )
+    machine_lock.take(lambda line: tell(config, line))  # no other rigcheck measures meanwhile
     started = time.monotonic()
     try:
         title = f"burn-in: every device under load for {duration:g} s"

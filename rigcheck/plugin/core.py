@@ -16,7 +16,7 @@ from rigcheck.errors import FactsError, SpecError, UnknownClassError
 from rigcheck.facts import Facts, collect_facts, load_facts
 from rigcheck.layout import SUITES_DIR
 from rigcheck.platforms import BARE_METAL, allowed, detect_platform, load_platforms
-from rigcheck.spec import Spec, load_all
+from rigcheck.spec import Spec, load_all, spec_dir
 
 SUITE_MARKERS = {
     "facts": "fact checks: what the machine is (fast, no kernels beyond smoke tests)",
@@ -64,6 +64,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="N",
         help="expected number of accelerators (default: the class's spec, e.g. 8 for l40s)",
     )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """A $RIGCHECK_EXPECTED_DIR that names no folder of specs, said before any plugin reads it."""
+    try:
+        spec_dir()
+    except SpecError as exc:
+        raise pytest.UsageError(f"rigcheck cannot read its spec files: {exc}") from None
 
 
 def pytest_configure(config: pytest.Config) -> None:

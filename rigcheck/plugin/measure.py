@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from rigcheck.measure import machine_lock
 from rigcheck.measure.check import PerfCheck, PerfSession
 from rigcheck.measure.device import MeasuredDevice, measured_devices
 from rigcheck.measure.replay import ReplayError, load_replay, recorded_file
@@ -73,6 +74,11 @@ def pytest_configure(config: pytest.Config) -> None:
     named = _named_class(config)
     if named and not replay and _storage_is_default(config):
         config.option.benchmark_storage = _storage_for(config, named)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The run is over: another rigcheck on this machine may measure now."""
+    machine_lock.release()
 
 
 def _wants_benchmark_table(config: pytest.Config) -> bool:

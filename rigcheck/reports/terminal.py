@@ -2,8 +2,9 @@
 
 When the machine is the wrong product, or torch is unusable, the checks that depend on it fail
 too; they are listed once, as "not judged: test_X failed", under the check that explains them.
-`-v` lists every check instead of the failures only. Without -v each failure is one line, cut
-to the terminal's width: the full text is in report.html and certificate.json (issue 24).
+`-v` lists every check instead of the failures only. Each message is shown whole, wrapped to
+the terminal's width (issue 38: cut to one line, at 80 columns every message was a stub); on a
+narrow terminal the measured/expected columns give way to it, since the message says them too.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ TORCH_AREAS = ("perf", "distributed", "memory")
 TORCH_FILES = ("test_precision.py", "test_apple.py", "test_software_stack.py")
 NOT_TORCH = ("test_driver_meets_class_minimum",)
 ROOT_FIRST = (IDENTITY, TORCH)
-MAX_MESSAGE = 300
 
 
 def check_name(check: dict[str, Any]) -> str:
@@ -61,9 +61,9 @@ def render(certificate: dict[str, Any], verbose: bool, width: int, color: bool) 
     shown, explained = failure_rows(checks)
     if verbose:
         listed = shown + [c for c in checks if c["outcome"] != FAIL]
-        console.print(_table("every check", listed, explained, all_checks=True))
+        console.print(_table("every check", listed, explained, True, max(width, 60)))
     elif shown:
-        table = _table("what failed, root cause first", shown, explained, one_line=max(width, 60))
+        table = _table("what failed, root cause first", shown, explained, width=max(width, 60))
         console.print(table)
     return out.getvalue()
 
@@ -73,44 +73,38 @@ def _table(
     checks: list[dict],
     explained: dict[str, list[dict]],
     all_checks: bool = False,
-    one_line: int = 0,
+    width: int = 0,
 ):
-    """ONE_LINE: the terminal's width, each row cut to it; 0: rows wrap to show every word."""
+    """Every message whole, wrapped; WIDTH (the terminal's, 0: any) decides the figure columns."""
     from rich import box
     from rich.markup import escape
     from rich.table import Table
 
     figures = any(c.get("figures") for c in checks)  # measured/expected only where measured
-    if figures and one_line and _message_room(checks, one_line, figures=True) < MIN_ROOM:
+    if figures and width and _message_room(checks, width, figures=True) < MIN_ROOM:
         figures = False  # a narrow terminal: the message says the numbers too (issue 38)
-    caption = "one line each: the full text is in report.html (-v prints it here)"
     table = Table(
         title=f"rigcheck: {title}",
         title_justify="left",
         box=box.SIMPLE_HEAD,
-        caption=caption if one_line else None,
+        show_lines=not all_checks,  # a blank line after each failure's wrapped message
+        caption=None if all_checks else "the same text is in report.html and certificate.json",
         caption_justify="left",
     )
     columns = ["check", "measured", "expected"] if figures else ["check"]
-    cells = [[c["name"], *(_figures(c) if figures else ())] for c in checks]
-    widths = [
-        max([len(column), *(len(row[i]) for row in cells)]) for i, column in enumerate(columns)
-    ]
-    # One line: names and figures whole, the message cut to what is left (cell padding 2 each).
-    room = max(8, one_line - sum(widths) - 2 * (len(columns) + 1) - 2)
-    for column, width in zip(columns, widths, strict=True):
-        table.add_column(column, overflow="fold", min_width=width if one_line else None)
-    table.add_column(
-        "what it says / what to do",
-        overflow="ellipsis" if one_line else "fold",
-        no_wrap=bool(one_line),
-        width=room if one_line else None,
-    )
+    # Names whole unless one would leave the message under MIN_ROOM; a figure never broken.
+    name_width = max(len(c["name"]) for c in [*checks, {"name": "check"}])
+    room = _message_room(checks, width, figures) if width else 0
+    if width and room < MIN_ROOM:
+        name_width, room = max(name_width - (MIN_ROOM - room), 12), MIN_ROOM
+    table.add_column("check", overflow="fold", width=name_width if width else None)
+    for column in columns[1:]:
+        table.add_column(column, no_wrap=True)
+    table.add_column("what it says / what to do", overflow="fold", width=room or None)
 
     def row(name: str, message: str, check: dict | None = None, style: str | None = None):
         cells = [escape(name), *(_figures(check or {}) if figures else ())]
-        text = _short(message, room if one_line else MAX_MESSAGE)
-        table.add_row(*cells, escape(text), style=style)
+        table.add_row(*cells, escape(" ".join(message.split())), style=style)
 
     for check in checks:
         style = {"fail": "red", "warn": "yellow", "skip": "dim", "xfail": "dim"}
@@ -130,7 +124,9 @@ def _table(
     return table
 
 
-MIN_ROOM = 12  # under this a message says nothing: at 80 columns it read "what it sa"
+# Under this many columns a wrapped message turns into a narrow ribbon (a 250-character message
+# in 20 columns is 14 lines): the figure columns give way, the message says them anyway.
+MIN_ROOM = 30
 
 
 def _message_room(checks: list[dict], width: int, figures: bool) -> int:
@@ -138,7 +134,7 @@ def _message_room(checks: list[dict], width: int, figures: bool) -> int:
     columns = ["check", "measured", "expected"] if figures else ["check"]
     cells = [[c["name"], *(_figures(c) if figures else ())] for c in checks]
     widths = [max([len(col), *(len(row[i]) for row in cells)]) for i, col in enumerate(columns)]
-    return width - sum(widths) - 2 * (len(columns) + 1) - 2
+    return width - sum(widths) - 3 * (len(columns) + 1)  # 3 a column: padding, rule
 
 
 def _figures(check: dict[str, Any]) -> tuple[str, str]:
@@ -153,8 +149,3 @@ def _figures(check: dict[str, Any]) -> tuple[str, str]:
         f"{measured:,.4g} {unit}" if isinstance(measured, int | float) else "",
         f">= {floor:,.4g} {unit}" if isinstance(floor, int | float) else "",
     )
-
-
-def _short(text: str, limit: int = MAX_MESSAGE) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"

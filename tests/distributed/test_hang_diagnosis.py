@@ -123,3 +123,78 @@ def test_slow_pairs_compare_like_with_like():
 
 def test_too_few_pairs_of_a_kind_are_not_judged():
     assert slow_pairs([MeasuredPair("a", "NV4", 100.0), MeasuredPair("b", "NV4", 10.0)]) == []
+
+
+# --- Issue 38: a job the cap stopped with every rank alive and together was slow, not hung ---
+
+
+def stopped(progress, results=None):
+    """A cpu-class job stopped by its 120 s cap at END."""
+    from rigcheck.distributed.results import CollectiveRun
+
+    launch = {"timed_out": True, "timeout_s": 120.0, "stopped_at": END, "returncode": -15}
+    return CollectiveRun("job", results or {}, progress, launch)
+
+
+def test_every_rank_alive_in_set_up_when_the_cap_stops_it_is_incomplete():
+    progress = {r: entry(r, "init_process_group", 1, detail="gloo, timeout 60 s") for r in range(4)}
+    why = stopped(progress).incomplete()
+    assert why == (
+        "the collective job did not finish within its 120 s cap: every rank alive at "
+        "'init_process_group' (gloo, timeout 60 s) when it was stopped"
+    )
+
+
+def test_no_progress_file_at_the_cap_is_a_set_up_that_did_not_finish():
+    assert "torch still loading" in stopped({}).incomplete()
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"heartbeat_at": END - 300},  # hung or died
+        {"stage": "init_process_group", "stage_index": 1},  # behind the others
+        {"in_collective": True},  # the others wait inside, this one never came
+    ],
+)
+def test_a_rank_to_blame_is_a_fault_not_incomplete(change):
+    progress = {r: entry(r, "allreduce", 3) for r in range(4)}
+    progress[2] = {**progress[2], **change}
+    run = stopped(progress)
+    assert run.incomplete() is None
+    assert run.problems()[1].startswith("rank")  # after the watchdog's line, a rank is named
+
+
+def test_a_job_that_ended_by_itself_is_never_incomplete():
+    progress = {r: entry(r, "allreduce", 3) for r in range(4)}
+    run = stopped(progress)
+    run.launch["timed_out"] = False
+    assert run.incomplete() is None
+    ended = {0: {"rank": 0, "world_size": 4, "host": "n1"}}
+    assert stopped(progress, results=ended).incomplete() is None  # one rank ended
+
+
+def test_the_cpu_job_the_cap_stopped_skips_incomplete_and_marks_the_run(tmp_path, monkeypatch):
+    """The session fixture (rigcheck/plugin/distributed.py): every collective check skips as
+    INCOMPLETE and the run's INCOMPLETE list names the job (exit 2, not a pass, not a fault)."""
+    from types import SimpleNamespace
+
+    from rigcheck.distributed import launch
+    from rigcheck.measure.check import INCOMPLETE_KEY
+    from rigcheck.plugin import distributed
+
+    asked = []
+    slow = stopped({r: entry(r, "started", 0) for r in range(4)})
+    monkeypatch.setattr(launch, "run_collectives", lambda *a, **kw: asked.append(a) or slow)
+    options = {"--collectives-dir": str(tmp_path)}
+    config = SimpleNamespace(
+        getoption=lambda name, default=None: options.get(name, default),
+        pluginmanager=None,
+        stash=pytest.Stash(),
+    )
+    fixture = distributed.collective_run._get_wrapped_function()
+    request = SimpleNamespace(config=config)
+    with pytest.raises(pytest.skip.Exception, match="INCOMPLETE: the collective job did not"):
+        fixture(request, None, SimpleNamespace(backend="cpu"), [])
+    assert asked[0][3] == distributed.CPU_CAP_S == 120
+    assert config.stash[INCOMPLETE_KEY] == [slow.incomplete()]

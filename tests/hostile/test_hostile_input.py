@@ -36,20 +36,24 @@ BAD_FILES = {
 }
 
 
-@pytest.fixture
-def bad(pytester):
-    """The folder holding a bad file of every kind; the test (and pytester's runs) run in it."""
-    tmp_path = pytester.path
+def write_bad_files(folder: Path) -> Path:
+    """A bad file of every kind in FOLDER, and `a-file` (one byte) to name folders under."""
     for name, content in BAD_FILES.items():
-        path = tmp_path / name
+        path = folder / name
         if content == "DIR":
             path.mkdir()
         elif isinstance(content, bytes):
             path.write_bytes(content)
         elif content is not None:
             path.write_text(content)
-    (tmp_path / "a-file").write_text("x")
-    return tmp_path
+    (folder / "a-file").write_text("x")
+    return folder
+
+
+@pytest.fixture
+def bad(pytester):
+    """The folder holding a bad file of every kind; the test (and pytester's runs) run in it."""
+    return write_bad_files(pytester.path)
 
 
 def assert_one_clean_line(text: str, code: int, wanted: int) -> None:
