@@ -31,13 +31,22 @@ def test_wilson_interval(hits, trials, low, high):
     assert got == pytest.approx((low, high), abs=5e-4)
 
 
-def test_every_cause_has_a_signature_or_says_why_not():
-    causes, signatures, _ = load_model()
+@pytest.mark.parametrize("family", ["nvidia", "amd", "host"])
+def test_every_cause_has_a_signature_or_says_why_not(family):
+    causes, signatures, _ = load_model(family)
     assert sum(c.share for c in causes) == 419  # Llama 3, Table 5: unexpected interruptions
     for cause in causes:
-        assert cause.signatures or cause.why_not, cause.name
+        assert bool(cause.signatures) != bool(cause.why_not), cause.name
+        for name in cause.signatures:
+            assert signatures[name].get("family", "nvidia") == family, name
     for name, signature in signatures.items():
-        assert signature["doc"].startswith("https://"), name
+        assert "https://" in signature["doc"], name
+
+
+def test_each_family_sees_its_own_signatures():
+    seen = {f: {c.name for c in load_model(f)[0] if c.signatures} for f in ("nvidia", "amd")}
+    assert seen["nvidia"] - seen["amd"] == {"gsp", "power_supply"}  # why_not_on says why
+    assert not [c for c in load_model("host")[0] if c.signatures]  # a cpu node has no GPU
 
 
 def _snapshot(tmp_path, signature: str, seed: int = 3):
@@ -69,6 +78,31 @@ def test_a_healthy_node_reads_as_its_capture_with_varied_readings(tmp_path):
 def test_a_signature_reaches_the_facts_through_the_probe(tmp_path, signature, read):
     _, snapshot = _snapshot(tmp_path, signature)
     assert sum(map(read, snapshot["devices"])) == 1  # one GPU, as injected
+
+
+@pytest.mark.parametrize(
+    ("signature", "read"),
+    [
+        ("xgmi_link_down", lambda d: d["xgmi"]["up"] < 7),
+        ("umc_uncorrectable_ecc", lambda d: d["ras"]["uncorrectable"] > 0),
+        ("bad_pages_pending", lambda d: d["bad_pages"]["pending"] > 0),
+    ],
+)
+def test_an_amd_signature_reaches_the_facts_through_amdsmi(tmp_path, signature, read):
+    rng = random.Random(3)
+    node = healthy_node("mi300x", rng)
+    _, signatures, _ = load_model("amd")
+    assert inject(node, signature, signatures[signature], rng)
+    devices = node_snapshot(node, tmp_path / "sys")["devices"]
+    assert len(devices) == 8 and sum(map(read, devices)) == 1
+
+
+def test_a_cpu_node_is_the_recorded_machine_with_nothing_injected(tmp_path):
+    node = healthy_node("cpu", random.Random(0))
+    snapshot = node_snapshot(node, tmp_path)
+    assert snapshot["origin"]["kind"] == "recorded"
+    _, signatures, _ = load_model("nvidia")
+    assert not inject(node, "gpu_lost", signatures["gpu_lost"], random.Random(0))
 
 
 def test_a_dropped_gpu_is_one_fewer_on_the_bus(tmp_path):

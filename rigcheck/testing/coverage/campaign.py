@@ -47,7 +47,7 @@ def run(plan: Plan, folder: Path | None = None, progress=None) -> dict[str, Any]
         )
     rng = random.Random(plan.seed)
     folder = folder or Path(tempfile.mkdtemp(prefix="rigcheck-coverage-"))
-    causes, signatures, sources = load_model()
+    causes, signatures, sources = load_model(PROFILES[plan.cls][0])
     jobs = [("healthy", None)] * plan.healthy
     jobs += [(c.name, s) for c in causes for s in c.signatures for _ in range(plan.per_signature)]
     trials: list[dict[str, Any]] = []

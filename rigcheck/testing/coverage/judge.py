@@ -22,7 +22,8 @@ from xml.etree import ElementTree
 import rigcheck.plugin.core as plugin_core
 from rigcheck.facts.kernel_log import reader
 from rigcheck.spec import load_all, load_spec
-from rigcheck.testing.coverage.node import Node
+from rigcheck.testing.coverage.amd import amd_facts
+from rigcheck.testing.coverage.node import Node, amd_base
 from rigcheck.testing.nvml_sim.snapshot import fake_sysfs, simulated_snapshot
 from rigcheck.testing.synthetic import synthetic_snapshot
 
@@ -42,14 +43,21 @@ def driver_generation(version: str) -> str:
 
 
 def node_snapshot(node: Node, folder: Path) -> dict[str, Any]:
-    """The facts rigcheck's probes read from this node: NVML through pynvml over the simulator,
-    the kernel log through the real reader; the rest is the class's synthetic snapshot."""
+    """The facts rigcheck's probes read from this node: NVML through pynvml, or amdsmi, over the
+    simulated library, the kernel log through the real reader; the rest is the class's synthetic
+    snapshot. A host node's facts are the recorded ones."""
     machine = node.machine
-    base = synthetic_snapshot(load_spec(node.cls), gpus=len(machine["gpus"]))
-    driver = driver_generation(machine["driver_version"])
-    snapshot, lib = simulated_snapshot(base, machine, driver, fake_sysfs(folder, machine))
-    if lib.crashes:
-        raise RuntimeError(f"the simulated NVML would have crashed: {lib.crashes}")
+    if node.family == "host":
+        return copy.deepcopy(machine)  # recorded by the real probes: replayed as it was
+    if node.family == "amd":
+        base = amd_base(node.cls)
+        snapshot = amd_facts(base, machine, folder / "sys")
+    else:
+        base = synthetic_snapshot(load_spec(node.cls), gpus=len(machine["gpus"]))
+        driver = driver_generation(machine["driver_version"])
+        snapshot, lib = simulated_snapshot(base, machine, driver, fake_sysfs(folder, machine))
+        if lib.crashes:
+            raise RuntimeError(f"the simulated NVML would have crashed: {lib.crashes}")
     snapshot["kernel_log"] = _kernel_log(node.log_lines, base["kernel_log"]["uptime_s"])
     return snapshot
 

@@ -22,10 +22,15 @@ def headline(result: dict[str, Any]) -> str:
     healthy = result["healthy"]
     runs = healthy["runs"]
     low, high = healthy["interval"]
+    caught = (
+        f"catches {pct(seen['detection'])} (95% {interval(seen['interval'])}) of the "
+        f"Llama-3-style interruptions an idle check can see ({seen['share']} of 419), "
+        f"{pct(every['detection'])} of all 419"
+        if seen["share"]
+        else "sees no signature of the Llama-3-style interruptions (each cause's reason below)"
+    )
     return (
-        f"{result['tier']} tier on {result['class']}: catches {pct(seen['detection'])} "
-        f"(95% {interval(seen['interval'])}) of the Llama-3-style interruptions an idle check can "
-        f"see ({seen['share']} of 419), {pct(every['detection'])} of all 419; false-fails "
+        f"{result['tier']} tier on {result['class']}: {caught}; false-fails "
         f"{healthy['false_fails']} of {runs} healthy runs (95% up to {high * 10000:.0f} in 10,000)"
         f"{'' if low == 0 else f', at least {low * 10000:.0f} in 10,000'}."
     )
