@@ -7,10 +7,10 @@ import random
 
 import pytest
 
-from rigcheck.testing.coverage import corpus
+from rigcheck.testing.coverage import corpus, measurements
 from rigcheck.testing.coverage.campaign import weighted, wilson
 from rigcheck.testing.coverage.gate import regressions
-from rigcheck.testing.coverage.judge import node_snapshot
+from rigcheck.testing.coverage.judge import failed_checks, node_snapshot, unjudged_checks
 from rigcheck.testing.coverage.model import load_model
 from rigcheck.testing.coverage.node import healthy_node, inject
 
@@ -149,3 +149,33 @@ def test_weighted_detection_counts_unseen_causes_as_missed():
     result = weighted(rows)
     assert result["all"]["detection"] == 0.75
     assert result["idle_visible"]["detection"] == 1.0 and result["idle_visible"]["share"] == 3
+
+
+def test_a_rerun_varies_within_the_recorded_repeats_and_a_slowdown_divides_it():
+    repeats = measurements.relative_repeats()["matmul_bf16_tflops"]
+    rng = random.Random(0)
+    healthy = [measurements.rerun(100.0, "matmul_bf16_tflops", 1.0, rng) for _ in range(200)]
+    assert 100 / max(repeats) <= min(healthy) < max(healthy) <= 100 / min(repeats)
+    slowed = [measurements.rerun(100.0, "matmul_bf16_tflops", 2.0, rng) for _ in range(200)]
+    assert max(slowed) <= 50 / min(repeats)
+
+
+def test_a_slowdown_reaches_only_its_device_and_figures():
+    slow = {"1": [("matmul_", 2.0)]}
+    data = measurements.replay_file("h100", ["0", "1"], slow, random.Random(0))
+    value = {(m["key"], m["device"]): m["value"][0] for m in data["measurements"]}
+    assert value[("matmul_bf16_tflops", "1")] < 0.6 * value[("matmul_bf16_tflops", "0")]
+    assert value[("device_copy_gbps", "1")] > 0.6 * value[("device_copy_gbps", "0")]
+
+
+def test_a_figure_missing_from_the_replay_is_not_judged_nor_a_fail(tmp_path):
+    junit = tmp_path / "junit.xml"
+    junit.write_text(
+        '<testsuites><testsuite><testcase name="test_host_link[gpu0-h2d_pinned_gbps]">'
+        '<failure message="Failed: no recorded measurement of h2d_pinned_gbps for GPU 0"/>'
+        '</testcase><testcase name="test_matmul_tflops[gpu1-bf16]">'
+        '<failure message="Failed: GPU 1: matmul_bf16_tflops 390 below the floor"/>'
+        "</testcase></testsuite></testsuites>"
+    )
+    assert failed_checks(junit) == ("test_matmul_tflops",)
+    assert unjudged_checks(junit) == ("h2d_pinned_gbps",)

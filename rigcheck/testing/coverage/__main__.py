@@ -1,4 +1,4 @@
-"""python -m rigcheck.testing.coverage --class h100 [--tier quick] [--seed N] [--healthy N]
+"""python -m rigcheck.testing.coverage --class h100 [--tier quick|standard] [--seed N] [--healthy N]
 [--per-signature N] [--json FILE] [--markdown FILE] [--baseline FILE]
 
 Runs a coverage campaign (rigcheck/testing/coverage/campaign.py) and prints, per published

@@ -10,6 +10,7 @@ import functools
 import io
 import json
 import os
+import random
 import subprocess
 import time
 import warnings
@@ -23,6 +24,7 @@ import rigcheck.plugin.core as plugin_core
 from rigcheck.facts.kernel_log import reader
 from rigcheck.spec import load_all, load_spec
 from rigcheck.testing.coverage.amd import amd_facts
+from rigcheck.testing.coverage.measurements import replay_file
 from rigcheck.testing.coverage.node import Node, amd_base
 from rigcheck.testing.nvml_sim.snapshot import fake_sysfs, simulated_snapshot
 from rigcheck.testing.synthetic import synthetic_snapshot
@@ -35,6 +37,7 @@ class Judged:
     verdict: str  # "fail" when a check failed, else "pass"
     failed: tuple[str, ...]  # the checks that failed, by name
     seconds: float  # judging time on this machine (the probes' own time on a node not counted)
+    unjudged: tuple[str, ...] = ()  # figures the class's replay file lacks (NO_FIGURE)
 
 
 def driver_generation(version: str) -> str:
@@ -84,9 +87,21 @@ def _specs_read_once() -> dict[str, Any]:
     return copy.deepcopy(_specs())
 
 
-def judge(node: Node, tier: str, folder: Path) -> Judged:
-    """Run the class's suites in `tier` on the node's snapshot; the verdict and failed checks."""
+def _measured(node: Node, folder: Path, rng: random.Random) -> Path:
+    """The node's measurements as a replay file: each device's figures drawn anew."""
+    count = len(node.machine["gpus"]) if node.family != "host" else 0
+    devices = [str(i) for i in range(count)] or ["cpu"]
+    path = folder / "measurements.json"
+    path.write_text(json.dumps(replay_file(node.cls, devices, node.slow, rng)))
+    return path
+
+
+def judge(node: Node, tier: str, folder: Path, rng: random.Random | None = None) -> Judged:
+    """Run the class's suites in `tier` on the node's snapshot (and, beyond quick, its
+    measurements drawn with `rng`); the verdict and failed checks."""
     import pytest
+
+    rng = rng or random.Random(0)
 
     from rigcheck.check import pytest_args
 
@@ -94,13 +109,14 @@ def judge(node: Node, tier: str, folder: Path) -> Judged:
     facts = folder / "facts.json"
     facts.write_text(json.dumps(node_snapshot(node, folder / "sys")))
     junit = folder / "junit.xml"
+    timed = [f"--replay-measurements={_measured(node, folder, rng)}"] if tier != "quick" else []
     # The tier's budget is wall time, from the process's start: a campaign judging node after
     # node in one process would spend it on earlier nodes. What a tier catches is the question
     # here; its time to a verdict is measured (Judged.seconds), not judged. The reports plugin
     # is off: it rewrites the certificate after every check (most of a node's time) and judges
     # nothing; the outcomes come from the JUnit XML.
     args = [node.cls, f"--tier={tier}", f"--tier-budget={CAMPAIGN_BUDGET_S}", f"--facts={facts}",
-            f"--junitxml={junit}", "-p", "no:rigcheck.plugin.reports"]  # fmt: skip
+            f"--junitxml={junit}", "-p", "no:rigcheck.plugin.reports", *timed]  # fmt: skip
     started = time.perf_counter()
     with (
         mock.patch.object(plugin_core, "load_all", _specs_read_once),
@@ -111,18 +127,41 @@ def judge(node: Node, tier: str, folder: Path) -> Judged:
         warnings.simplefilter("ignore")
         code = pytest.main(pytest_args(args))
     seconds = time.perf_counter() - started
-    failed = failed_checks(junit)
-    if code not in (0, 1) or (code == 1) != bool(failed):
+    failed, unjudged = failed_checks(junit), unjudged_checks(junit)
+    if code not in (0, 1) or (code == 1) != bool(failed or unjudged):
         raise RuntimeError(f"the suites ended with exit code {code} on {facts}: not a verdict")
-    return Judged("fail" if failed else "pass", failed, seconds)
+    return Judged("fail" if failed else "pass", failed, seconds, unjudged)
 
 
 def failed_checks(junit: Path) -> tuple[str, ...]:
-    """The names of the checks that failed or errored in a run's JUnit XML."""
+    """The names of the checks that failed or errored in a run's JUnit XML, but for a
+    measurement the class's replay file has no figure of (NO_FIGURE: not judged here)."""
     cases = ElementTree.parse(junit).getroot().iter("testcase")
-    bad = [
-        c.get("name", "?")
-        for c in cases
-        if c.find("failure") is not None or c.find("error") is not None
-    ]
+    bad = [_check(c) for c in cases if _failed(c) and not _no_figure(c)]
     return tuple(sorted(set(bad)))
+
+
+NO_FIGURE = "no recorded measurement of "  # rigcheck/measure/replay.py's ReplayError
+
+
+def unjudged_checks(junit: Path) -> tuple[str, ...]:
+    """The figures a check could not judge for want of them in the replay file."""
+    cases = ElementTree.parse(junit).getroot().iter("testcase")
+    return tuple(sorted({_no_figure(c).split()[0] for c in cases if _no_figure(c)}))
+
+
+def _check(case: ElementTree.Element) -> str:
+    """The check's name without its parameters: test_matmul_tflops, not one per GPU."""
+    return case.get("name", "?").split("[")[0]
+
+
+def _failed(case: ElementTree.Element) -> bool:
+    return case.find("failure") is not None or case.find("error") is not None
+
+
+def _no_figure(case: ElementTree.Element) -> str:
+    """What follows NO_FIGURE in the check's failure ("h2d_pinned_gbps for GPU 0 ..."), or ""."""
+    found = case.find("failure")
+    message = (found.get("message") or "") if found is not None else ""
+    head, _, rest = message.removeprefix("Failed: ").partition(NO_FIGURE)
+    return rest if not head else ""

@@ -47,6 +47,8 @@ class Node:
     machine: dict[str, Any]  # the simulated library's answers; for "host", the recorded facts
     log_lines: list[str] = field(default_factory=list)
     injected: list[str] = field(default_factory=list)  # signature names
+    # device ("0".., "cpu") -> [(figure prefix, factor)]: kernels a fault slows under load
+    slow: dict[str, list[tuple[str, float]]] = field(default_factory=dict)
 
 
 def healthy_node(cls: str, rng: random.Random) -> Node:
@@ -180,6 +182,13 @@ def _kernel_line(node: Node, gpu: dict, sig: dict, rng: random.Random) -> bool:
     return True
 
 
+def _slowdown(node: Node, gpu: dict, sig: dict, rng: random.Random) -> bool:
+    """A GPU whose kernels run `factor` times slower under load; idle, its facts are healthy."""
+    device = str(node.machine["gpus"].index(gpu))
+    node.slow.setdefault(device, []).append((sig["figures"], sig["factor"]))
+    return True
+
+
 INJECT = {
     "drop_gpu": _drop_gpu,
     "lose_gpu": _lose_gpu,
@@ -190,6 +199,7 @@ INJECT = {
     "pcie_width": _pcie_width,
     "kernel_line": _kernel_line,
     "recovery_action": _recovery_action,
+    "slowdown": _slowdown,
     **amd.INJECT,
 }
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+SEES = {"quick": "an idle check can see", "standard": "the tier's checks and measurements can see"}
+
 
 def pct(x: float) -> str:
     return f"{100 * x:.0f}%"
@@ -24,7 +26,7 @@ def headline(result: dict[str, Any]) -> str:
     low, high = healthy["interval"]
     caught = (
         f"catches {pct(seen['detection'])} (95% {interval(seen['interval'])}) of the "
-        f"Llama-3-style interruptions an idle check can see ({seen['share']} of 419), "
+        f"Llama-3-style interruptions {SEES[result['tier']]} ({seen['share']} of 419), "
         f"{pct(every['detection'])} of all 419"
         if seen["share"]
         else "sees no signature of the Llama-3-style interruptions (each cause's reason below)"
@@ -60,6 +62,9 @@ def markdown(result: dict[str, Any]) -> str:
             f"| {row['label']} | {row['share']} | {row['caught']}/{row['runs']} "
             f"| {interval(row['interval'])} | {checks or '-'} | {missed} |"
         )
+    if result.get("unjudged"):
+        lines += ["", "Not judged (no figure of the class to replay): " + ", ".join(
+            f"`{key}`" for key in result["unjudged"]) + "."]  # fmt: skip
     plan = result["plan"]
     lines += [
         "",
