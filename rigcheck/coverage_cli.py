@@ -45,6 +45,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--per-signature", type=count, default=3, help="faulty nodes per signature")
     p.add_argument("--json", type=Path, help="write the results here")
     p.add_argument("--markdown", type=Path, help="write the matrix here")
+    p.add_argument("--html", type=Path, help="write the matrix here as a self-contained page")
     p.add_argument(
         "--baseline", type=Path, help="a saved --json result this run must not fall under"
     )

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import json
 import random
+from pathlib import Path
 
 import pytest
 
@@ -13,6 +15,9 @@ from rigcheck.testing.coverage.gate import regressions
 from rigcheck.testing.coverage.judge import failed_checks, node_snapshot, unjudged_checks
 from rigcheck.testing.coverage.model import load_model
 from rigcheck.testing.coverage.node import healthy_node, inject
+from rigcheck.testing.coverage.page import page
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize(
@@ -179,3 +184,14 @@ def test_a_figure_missing_from_the_replay_is_not_judged_nor_a_fail(tmp_path):
     )
     assert failed_checks(junit) == ("test_matmul_tflops",)
     assert unjudged_checks(junit) == ("h2d_pinned_gbps",)
+
+
+def test_the_page_has_a_cell_per_cause_and_campaign_and_says_why_not_seen():
+    result = json.loads((REPO / "fixtures" / "coverage" / "h100-quick.json").read_text())
+    html = page([result, result])
+    rows = result["causes"]
+    assert html.count("<tr>") == len(rows) + 2  # the heads, each cause, the healthy nodes
+    assert html.count('title="an operator&#x27;s action, not a state of the node"') == 2
+    caught = next(r for r in rows if r["name"] == "hbm3")
+    assert f">{caught['caught']}/{caught['runs']}</td>" in html
+    assert "<script" not in html and "http" not in html.split("</style>")[0]  # self-contained

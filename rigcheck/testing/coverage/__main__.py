@@ -1,5 +1,5 @@
 """python -m rigcheck.testing.coverage --class h100 [--tier quick|standard] [--seed N] [--healthy N]
-[--per-signature N] [--json FILE] [--markdown FILE] [--baseline FILE]
+[--per-signature N] [--json FILE] [--markdown FILE] [--html FILE] [--baseline FILE]
 
 Runs a coverage campaign (rigcheck/testing/coverage/campaign.py) and prints, per published
 cause, how often the tier catches it; with --baseline, exits 1 naming each cause whose detection
@@ -15,6 +15,7 @@ from rigcheck.coverage_cli import parser
 from rigcheck.testing.coverage.campaign import Plan, run
 from rigcheck.testing.coverage.gate import regressions
 from rigcheck.testing.coverage.node import PROFILES
+from rigcheck.testing.coverage.page import page
 from rigcheck.testing.coverage.report import headline, markdown
 
 
@@ -38,6 +39,8 @@ def main(argv: list[str] | None = None) -> int:
         args.json.write_text(json.dumps(result, indent=1) + "\n")
     if args.markdown:
         args.markdown.write_text(markdown(result))
+    if args.html:
+        args.html.write_text(page([result]))
     if baseline is None:
         return 0
     found = regressions(baseline, result)
