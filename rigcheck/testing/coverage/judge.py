@@ -7,9 +7,11 @@ from __future__ import annotations
 import contextlib
 import copy
 import functools
+import importlib.metadata
 import io
 import json
 import os
+import pickle
 import random
 import subprocess
 import time
@@ -22,6 +24,7 @@ from xml.etree import ElementTree
 
 import rigcheck.plugin.core as plugin_core
 from rigcheck.facts.kernel_log import reader
+from rigcheck.platforms import load_platforms
 from rigcheck.spec import load_all, load_spec
 from rigcheck.testing.coverage.amd import amd_facts
 from rigcheck.testing.coverage.measurements import replay_file
@@ -56,13 +59,23 @@ def node_snapshot(node: Node, folder: Path) -> dict[str, Any]:
         base = amd_base(node.cls)
         snapshot = amd_facts(base, machine, folder / "sys")
     else:
-        base = synthetic_snapshot(load_spec(node.cls), gpus=len(machine["gpus"]))
+        base = _synthetic(node.cls, len(machine["gpus"]))
         driver = driver_generation(machine["driver_version"])
         snapshot, lib = simulated_snapshot(base, machine, driver, fake_sysfs(folder, machine))
         if lib.crashes:
             raise RuntimeError(f"the simulated NVML would have crashed: {lib.crashes}")
     snapshot["kernel_log"] = _kernel_log(node.log_lines, base["kernel_log"]["uptime_s"])
     return snapshot
+
+
+@functools.cache
+def _synthetic_once(cls: str, gpus: int) -> bytes:
+    return pickle.dumps(synthetic_snapshot(load_spec(cls), gpus=gpus))
+
+
+def _synthetic(cls: str, gpus: int) -> dict[str, Any]:
+    """The class's synthetic snapshot of this many GPUs: made once, a fresh copy per node."""
+    return pickle.loads(_synthetic_once(cls, gpus))
 
 
 def _kernel_log(lines: list[str], uptime_s: float) -> dict[str, Any]:
@@ -77,14 +90,32 @@ def _kernel_log(lines: list[str], uptime_s: float) -> dict[str, Any]:
 
 
 @functools.cache
-def _specs() -> dict[str, Any]:
-    return load_all()
+def _specs() -> bytes:
+    return pickle.dumps(load_all())
 
 
 def _specs_read_once() -> dict[str, Any]:
     """The class specs, read and validated once per campaign (a third of a node's judging);
-    each node gets its own copy."""
-    return copy.deepcopy(_specs())
+    each node gets its own copy (unpickled: a third of a deep copy's time)."""
+    return pickle.loads(_specs())
+
+
+@functools.cache
+def _platforms_read_once() -> dict[str, dict[str, Any]]:
+    """The platform files, read and validated once per campaign; nothing writes to them."""
+    return load_platforms()
+
+
+# The pytest plugins a machine under test has: rigcheck's own and pytest-benchmark, which the
+# perf suites use (rigcheck's dependencies). The self-test environment adds others (xdist,
+# hypothesis, anyio...) that judge nothing in a suite run and cost a tenth of a node's time.
+ON_A_NODE = {"rigcheck-hint", "benchmark"}
+
+
+@functools.cache
+def _not_on_a_node() -> tuple[str, ...]:
+    found = importlib.metadata.entry_points(group="pytest11")
+    return tuple(arg for ep in found if ep.name not in ON_A_NODE for arg in ("-p", f"no:{ep.name}"))
 
 
 def _measured(node: Node, folder: Path, rng: random.Random) -> Path:
@@ -114,12 +145,16 @@ def judge(node: Node, tier: str, folder: Path, rng: random.Random | None = None)
     # node in one process would spend it on earlier nodes. What a tier catches is the question
     # here; its time to a verdict is measured (Judged.seconds), not judged. The reports plugin
     # is off: it rewrites the certificate after every check (most of a node's time) and judges
-    # nothing; the outcomes come from the JUnit XML.
+    # nothing; the outcomes come from the JUnit XML. So is pytest's unraisable-exception
+    # plugin: it runs five full garbage collections at each session's end (a fifth of a node's
+    # time in a campaign's large heap) to turn a __del__'s error into a warning, never a verdict.
     args = [node.cls, f"--tier={tier}", f"--tier-budget={CAMPAIGN_BUDGET_S}", f"--facts={facts}",
-            f"--junitxml={junit}", "-p", "no:rigcheck.plugin.reports", *timed]  # fmt: skip
+            f"--junitxml={junit}", "-p", "no:rigcheck.plugin.reports",
+            "-p", "no:unraisableexception", *_not_on_a_node(), *timed]  # fmt: skip
     started = time.perf_counter()
     with (
         mock.patch.object(plugin_core, "load_all", _specs_read_once),
+        mock.patch.object(plugin_core, "load_platforms", _platforms_read_once),
         mock.patch.dict(os.environ, {"RIGCHECK_HISTORY": "none"}),
         contextlib.redirect_stdout(io.StringIO()),  # a campaign prints its matrix, not 100 runs
         warnings.catch_warnings(),
