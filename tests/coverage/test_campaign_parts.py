@@ -195,3 +195,11 @@ def test_the_page_has_a_cell_per_cause_and_campaign_and_says_why_not_seen():
     caught = next(r for r in rows if r["name"] == "hbm3")
     assert f">{caught['caught']}/{caught['runs']}</td>" in html
     assert "<script" not in html and "http" not in html.split("</style>")[0]  # self-contained
+
+
+def test_a_tier_without_measurements_for_the_class_is_one_line_and_exit_2(capsys):
+    from rigcheck.testing.coverage.__main__ import main
+
+    assert main(["--class", "mi300x", "--tier", "standard"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no measurements of class 'mi300x'" in err
