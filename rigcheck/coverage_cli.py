@@ -18,8 +18,9 @@ from rigcheck.paths import output_problem
 CAMPAIGN = "rigcheck.testing.coverage"
 DESCRIPTION = (
     "What a tier catches of the published causes of job interruptions (Llama 3's 419), and how "
-    "often it fails a healthy node: nodes from real nvidia-smi captures, one fault signature "
-    "each injected below rigcheck's probes, judged in the tier (docs/coverage.md). With "
+    "often it fails a healthy node: nodes from real nvidia-smi captures, the MI300X amd-smi "
+    "profile or the recorded cpu machine, one fault signature each injected below rigcheck's "
+    "probes, judged in the tier (docs/coverage.md). With "
     "--baseline, exits 1 naming each cause caught less often than a saved result (CI's gate)."
 )
 
@@ -37,14 +38,17 @@ def count(text: str) -> int:
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="rigcheck coverage", description=DESCRIPTION)
-    p.add_argument("--class", dest="cls", required=True, metavar="CLASS",
-                   help="a class with a coverage model: h100, b200 or a100_40gb")  # fmt: skip
-    p.add_argument("--tier", default="quick", choices=["quick"])
+    p.add_argument(
+        "--class", dest="cls", required=True, metavar="CLASS",
+        help="a class with a coverage model: h100, b200, a100_40gb, mi300x, cpu",
+    )  # fmt: skip
+    p.add_argument("--tier", default="quick", choices=["quick", "standard"])
     p.add_argument("--seed", type=count, default=0)
     p.add_argument("--healthy", type=count, default=10, help="healthy nodes (default 10)")
     p.add_argument("--per-signature", type=count, default=3, help="faulty nodes per signature")
     p.add_argument("--json", type=Path, help="write the results here")
     p.add_argument("--markdown", type=Path, help="write the matrix here")
+    p.add_argument("--html", type=Path, help="write the matrix here as a self-contained page")
     p.add_argument(
         "--baseline", type=Path, help="a saved --json result this run must not fall under"
     )

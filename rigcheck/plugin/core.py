@@ -5,6 +5,7 @@ Importing it is cheap (no torch): facts are collected only when a suite test is 
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -152,7 +153,14 @@ def _words(markexpr: str) -> list[str]:
 
 
 def is_suite_item(item: pytest.Item) -> bool:
-    return SUITES_DIR in Path(item.path).resolve().parents
+    return _in_suites(str(item.path))
+
+
+@functools.cache
+def _in_suites(path: str) -> bool:
+    """Once per file, not per check: resolving a path is a system call per part, and two
+    hooks ask for each of a run's hundreds of checks."""
+    return SUITES_DIR in Path(path).resolve().parents
 
 
 @pytest.hookimpl(tryfirst=True)

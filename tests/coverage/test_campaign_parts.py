@@ -3,16 +3,21 @@
 
 from __future__ import annotations
 
+import json
 import random
+from pathlib import Path
 
 import pytest
 
-from rigcheck.testing.coverage import corpus
+from rigcheck.testing.coverage import corpus, measurements
 from rigcheck.testing.coverage.campaign import weighted, wilson
 from rigcheck.testing.coverage.gate import regressions
-from rigcheck.testing.coverage.judge import node_snapshot
+from rigcheck.testing.coverage.judge import failed_checks, node_snapshot, unjudged_checks
 from rigcheck.testing.coverage.model import load_model
 from rigcheck.testing.coverage.node import healthy_node, inject
+from rigcheck.testing.coverage.page import page
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize(
@@ -31,13 +36,22 @@ def test_wilson_interval(hits, trials, low, high):
     assert got == pytest.approx((low, high), abs=5e-4)
 
 
-def test_every_cause_has_a_signature_or_says_why_not():
-    causes, signatures, _ = load_model()
+@pytest.mark.parametrize("family", ["nvidia", "amd", "host"])
+def test_every_cause_has_a_signature_or_says_why_not(family):
+    causes, signatures, _ = load_model(family)
     assert sum(c.share for c in causes) == 419  # Llama 3, Table 5: unexpected interruptions
     for cause in causes:
-        assert cause.signatures or cause.why_not, cause.name
+        assert bool(cause.signatures) != bool(cause.why_not), cause.name
+        for name in cause.signatures:
+            assert signatures[name].get("family", "nvidia") == family, name
     for name, signature in signatures.items():
-        assert signature["doc"].startswith("https://"), name
+        assert "https://" in signature["doc"], name
+
+
+def test_each_family_sees_its_own_signatures():
+    seen = {f: {c.name for c in load_model(f)[0] if c.signatures} for f in ("nvidia", "amd")}
+    assert seen["nvidia"] - seen["amd"] == {"gsp", "power_supply"}  # why_not_on says why
+    assert not [c for c in load_model("host")[0] if c.signatures]  # a cpu node has no GPU
 
 
 def _snapshot(tmp_path, signature: str, seed: int = 3):
@@ -69,6 +83,31 @@ def test_a_healthy_node_reads_as_its_capture_with_varied_readings(tmp_path):
 def test_a_signature_reaches_the_facts_through_the_probe(tmp_path, signature, read):
     _, snapshot = _snapshot(tmp_path, signature)
     assert sum(map(read, snapshot["devices"])) == 1  # one GPU, as injected
+
+
+@pytest.mark.parametrize(
+    ("signature", "read"),
+    [
+        ("xgmi_link_down", lambda d: d["xgmi"]["up"] < 7),
+        ("umc_uncorrectable_ecc", lambda d: d["ras"]["uncorrectable"] > 0),
+        ("bad_pages_pending", lambda d: d["bad_pages"]["pending"] > 0),
+    ],
+)
+def test_an_amd_signature_reaches_the_facts_through_amdsmi(tmp_path, signature, read):
+    rng = random.Random(3)
+    node = healthy_node("mi300x", rng)
+    _, signatures, _ = load_model("amd")
+    assert inject(node, signature, signatures[signature], rng)
+    devices = node_snapshot(node, tmp_path / "sys")["devices"]
+    assert len(devices) == 8 and sum(map(read, devices)) == 1
+
+
+def test_a_cpu_node_is_the_recorded_machine_with_nothing_injected(tmp_path):
+    node = healthy_node("cpu", random.Random(0))
+    snapshot = node_snapshot(node, tmp_path)
+    assert snapshot["origin"]["kind"] == "recorded"
+    _, signatures, _ = load_model("nvidia")
+    assert not inject(node, "gpu_lost", signatures["gpu_lost"], random.Random(0))
 
 
 def test_a_dropped_gpu_is_one_fewer_on_the_bus(tmp_path):
@@ -115,3 +154,52 @@ def test_weighted_detection_counts_unseen_causes_as_missed():
     result = weighted(rows)
     assert result["all"]["detection"] == 0.75
     assert result["idle_visible"]["detection"] == 1.0 and result["idle_visible"]["share"] == 3
+
+
+def test_a_rerun_varies_within_the_recorded_repeats_and_a_slowdown_divides_it():
+    repeats = measurements.relative_repeats()["matmul_bf16_tflops"]
+    rng = random.Random(0)
+    healthy = [measurements.rerun(100.0, "matmul_bf16_tflops", 1.0, rng) for _ in range(200)]
+    assert 100 / max(repeats) <= min(healthy) < max(healthy) <= 100 / min(repeats)
+    slowed = [measurements.rerun(100.0, "matmul_bf16_tflops", 2.0, rng) for _ in range(200)]
+    assert max(slowed) <= 50 / min(repeats)
+
+
+def test_a_slowdown_reaches_only_its_device_and_figures():
+    slow = {"1": [("matmul_", 2.0)]}
+    data = measurements.replay_file("h100", ["0", "1"], slow, random.Random(0))
+    value = {(m["key"], m["device"]): m["value"][0] for m in data["measurements"]}
+    assert value[("matmul_bf16_tflops", "1")] < 0.6 * value[("matmul_bf16_tflops", "0")]
+    assert value[("device_copy_gbps", "1")] > 0.6 * value[("device_copy_gbps", "0")]
+
+
+def test_a_figure_missing_from_the_replay_is_not_judged_nor_a_fail(tmp_path):
+    junit = tmp_path / "junit.xml"
+    junit.write_text(
+        '<testsuites><testsuite><testcase name="test_host_link[gpu0-h2d_pinned_gbps]">'
+        '<failure message="Failed: no recorded measurement of h2d_pinned_gbps for GPU 0"/>'
+        '</testcase><testcase name="test_matmul_tflops[gpu1-bf16]">'
+        '<failure message="Failed: GPU 1: matmul_bf16_tflops 390 below the floor"/>'
+        "</testcase></testsuite></testsuites>"
+    )
+    assert failed_checks(junit) == ("test_matmul_tflops",)
+    assert unjudged_checks(junit) == ("h2d_pinned_gbps",)
+
+
+def test_the_page_has_a_cell_per_cause_and_campaign_and_says_why_not_seen():
+    result = json.loads((REPO / "fixtures" / "coverage" / "h100-quick.json").read_text())
+    html = page([result, result])
+    rows = result["causes"]
+    assert html.count("<tr>") == len(rows) + 2  # the heads, each cause, the healthy nodes
+    assert html.count('title="an operator&#x27;s action, not a state of the node"') == 2
+    caught = next(r for r in rows if r["name"] == "hbm3")
+    assert f">{caught['caught']}/{caught['runs']}</td>" in html
+    assert "<script" not in html and "http" not in html.split("</style>")[0]  # self-contained
+
+
+def test_a_tier_without_measurements_for_the_class_is_one_line_and_exit_2(capsys):
+    from rigcheck.testing.coverage.__main__ import main
+
+    assert main(["--class", "mi300x", "--tier", "standard"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no measurements of class 'mi300x'" in err

@@ -8,10 +8,16 @@ plus `--json fixtures/coverage/h100-quick-gate.json`, and say why in the commit.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
 from pathlib import Path
+
+from rigcheck.facts.nvidia import counters
+from rigcheck.testing.coverage import campaign
+from rigcheck.testing.coverage.campaign import Plan, run
+from rigcheck.testing.coverage.gate import regressions
 
 REPO = Path(__file__).resolve().parents[2]
 BASELINE = REPO / "fixtures" / "coverage" / "h100-quick-gate.json"
@@ -39,3 +45,22 @@ def test_the_baseline_is_the_gate_plan():
     baseline = json.loads(BASELINE.read_text())
     assert (baseline["class"], baseline["tier"], baseline["seed"]) == ("h100", "quick", 0)
     assert baseline["plan"] == {"healthy": 2, "per_signature": 1}
+
+
+def test_a_probe_that_stops_reading_a_signature_fails_the_gate_naming_its_cause(
+    monkeypatch, tmp_path
+):
+    """The mutant: the NVML probe no longer reads the driver's recovery action (the gap the
+    campaign found, reopened). One faulty node of that signature, judged by the real suites,
+    falls under the saved baseline, and the gate names the cause and the signature missed."""
+    monkeypatch.setattr(counters, "_recovery_action", lambda nvml, h: "none")
+    causes, signatures, sources = campaign.load_model("nvidia")
+    faulty = next(c for c in causes if c.name == "faulty_gpu")
+    only = dataclasses.replace(faulty, signatures=("recovery_action_pending",))
+    monkeypatch.setattr(campaign, "load_model", lambda family: ((only,), signatures, sources))
+    result = run(Plan("h100", "quick", seed=0, healthy=0, per_signature=1), tmp_path)
+    baseline = json.loads(BASELINE.read_text())
+    baseline["plan"] = result["plan"]  # the gate compares cause by cause: this one cause
+    (found,) = regressions(baseline, result)
+    assert found.startswith("Faulty GPU (incl. NVLink): caught 0/1, was 7/7")
+    assert found.endswith("(missed: recovery_action_pending)")

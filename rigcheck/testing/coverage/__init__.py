@@ -8,7 +8,9 @@ probes (docs/coverage.md).
 | `model.py` | reads causes.json |
 | `corpus.py` | real kernel-log lines (fixtures/realworld) by the event each gives |
 | `node.py` | a randomised healthy node of a class and the injection of one signature |
-| `judge.py` | a node's facts through pynvml over nvml_sim and the log reader, judged in a tier |
+| `amd.py` | MI300X nodes: libamd_smi's answers read through the real amdsmi; AMD signatures |
+| `measurements.py` | the standard tier's measurements: recorded repeat noise, slowdowns |
+| `judge.py` | a node's facts read by the probes over the simulators, judged in a tier |
 | `campaign.py` | the campaign and its statistics (Wilson intervals, weighted by share) |
 | `report.py`, `gate.py` | the matrix in Markdown; the CI gate against a saved result |
 """

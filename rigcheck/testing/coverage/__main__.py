@@ -1,5 +1,5 @@
-"""python -m rigcheck.testing.coverage --class h100 [--tier quick] [--seed N] [--healthy N]
-[--per-signature N] [--json FILE] [--markdown FILE] [--baseline FILE]
+"""python -m rigcheck.testing.coverage --class h100 [--tier quick|standard] [--seed N] [--healthy N]
+[--per-signature N] [--json FILE] [--markdown FILE] [--html FILE] [--baseline FILE]
 
 Runs a coverage campaign (rigcheck/testing/coverage/campaign.py) and prints, per published
 cause, how often the tier catches it; with --baseline, exits 1 naming each cause whose detection
@@ -14,7 +14,9 @@ from pathlib import Path
 from rigcheck.coverage_cli import parser
 from rigcheck.testing.coverage.campaign import Plan, run
 from rigcheck.testing.coverage.gate import regressions
+from rigcheck.testing.coverage.measurements import LEVELS, has_measurements
 from rigcheck.testing.coverage.node import PROFILES
+from rigcheck.testing.coverage.page import page
 from rigcheck.testing.coverage.report import headline, markdown
 
 
@@ -24,6 +26,11 @@ def main(argv: list[str] | None = None) -> int:
         known = ", ".join(sorted(PROFILES))
         print(f"rigcheck coverage: no coverage model for class {args.cls!r}: choose {known}",
               file=sys.stderr)  # fmt: skip
+        return 2
+    if args.tier != "quick" and not has_measurements(args.cls):
+        known = ", ".join(sorted(LEVELS))
+        print(f"rigcheck coverage: no measurements of class {args.cls!r} to replay in the "
+              f"{args.tier} tier: choose {known}, or --tier quick", file=sys.stderr)  # fmt: skip
         return 2
     baseline = _read_baseline(args.baseline) if args.baseline else None
     plan = Plan(args.cls, args.tier, args.seed, args.healthy, args.per_signature)
@@ -38,6 +45,8 @@ def main(argv: list[str] | None = None) -> int:
         args.json.write_text(json.dumps(result, indent=1) + "\n")
     if args.markdown:
         args.markdown.write_text(markdown(result))
+    if args.html:
+        args.html.write_text(page([result]))
     if baseline is None:
         return 0
     found = regressions(baseline, result)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from rigcheck.testing.coverage.judge import judge
+from rigcheck.testing.coverage.measurements import LEVELS, has_measurements
 from rigcheck.testing.coverage.model import load_model
 from rigcheck.testing.coverage.node import PROFILES, healthy_node, inject
 
@@ -45,24 +46,38 @@ def run(plan: Plan, folder: Path | None = None, progress=None) -> dict[str, Any]
         raise ValueError(
             f"no coverage model for class {plan.cls!r}: choose one of {sorted(PROFILES)}"
         )
+    if plan.tier != "quick" and not has_measurements(plan.cls):
+        raise ValueError(
+            f"no measurements for class {plan.cls!r} to replay in the {plan.tier} tier: "
+            f"the {plan.tier} tier's campaign runs for {', '.join(sorted(LEVELS))}"
+        )
     rng = random.Random(plan.seed)
     folder = folder or Path(tempfile.mkdtemp(prefix="rigcheck-coverage-"))
-    causes, signatures, sources = load_model()
+    causes, signatures, sources = load_model(PROFILES[plan.cls][0])
     jobs = [("healthy", None)] * plan.healthy
     jobs += [(c.name, s) for c in causes for s in c.signatures for _ in range(plan.per_signature)]
     trials: list[dict[str, Any]] = []
     for i, (cause, signature) in enumerate(jobs):
         node = healthy_node(plan.cls, rng)
-        if signature and not inject(node, signature, signatures[signature], rng):
+        if signature and not _injected(node, plan.tier, signature, signatures[signature], rng):
             trials.append({"cause": cause, "signature": signature, "injected": False})
             continue
-        judged = judge(node, plan.tier, folder / f"node-{i}")
+        judged = judge(node, plan.tier, folder / f"node-{i}", rng)
         trials.append({"cause": cause, "signature": signature, "injected": True,
                        "verdict": judged.verdict, "failed": list(judged.failed),
-                       "seconds": round(judged.seconds, 2), "log": node.log_lines})  # fmt: skip
+                       "unjudged": list(judged.unjudged), "seconds": round(judged.seconds, 2),
+                       "log": node.log_lines})  # fmt: skip
         if progress:
             progress(i + 1, len(jobs))
     return summarise(plan, causes, trials, sources)
+
+
+def _injected(node, tier: str, name: str, signature: dict, rng: random.Random) -> bool:
+    """Inject the signature; one that shows only under load is not injected in the quick tier,
+    which loads nothing (the tier is not judged on what it cannot see)."""
+    if signature.get("load") and tier == "quick":
+        return False
+    return inject(node, name, signature, rng)
 
 
 def summarise(plan: Plan, causes, trials: list[dict], sources: dict) -> dict[str, Any]:
@@ -82,6 +97,8 @@ def summarise(plan: Plan, causes, trials: list[dict], sources: dict) -> dict[str
             "failed_checks": dict(Counter(c for t in healthy for c in t["failed"])),
         },
         "causes": rows,
+        # measurements the class's replay file has no figure for: not judged in this campaign
+        "unjudged": sorted({c for t in trials for c in t.get("unjudged", [])}),
         "weighted": weighted(rows),
         "seconds_median": statistics.median(t["seconds"] for t in trials if "seconds" in t),
         "trials": trials,

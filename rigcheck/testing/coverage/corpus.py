@@ -17,13 +17,14 @@ CONTINUATION = 3  # lines after an event's line that may finish its record (NVRM
 
 
 @cache
-def lines_by_event() -> dict[str, list[tuple[str, str | None, str]]]:
-    """event ('Xid 79', 'NVRM init_failed') -> [(text, gpu it names, cause)], NVIDIA's lines.
+def lines_by_event(driver: str = "nvidia") -> dict[str, list[tuple[str, str | None, str]]]:
+    """event ('Xid 79', 'amdgpu ras_fatal') -> [(text, gpu it names, cause)], the driver's lines
+    ("nvidia" or "amdgpu").
     The text is the event's line and the lines after it up to the next event: a record NVRM
     prints over several lines ("The NVIDIA GPU ... has fallen off the bus") is one event."""
     data = json.loads(CORPUS.read_text())
     found: dict[str, list[tuple[str, str | None, str]]] = {}
-    for excerpt in data["nvidia"]:
+    for excerpt in data[driver]:
         lines = excerpt["lines"]
         for i, (line, expect) in enumerate(lines):
             if not expect:
@@ -38,11 +39,11 @@ def lines_by_event() -> dict[str, list[tuple[str, str | None, str]]]:
     return found
 
 
-def benign_lines() -> list[str]:
+def benign_lines(driver: str = "nvidia") -> list[str]:
     """Lines a healthy node's log may hold: application and informational events."""
     return [
         line
-        for found in lines_by_event().values()
+        for found in lines_by_event(driver).values()
         for line, _, cause in found
         if cause in ("application", "informational")
     ]

@@ -21,16 +21,33 @@ class Cause:
     why_not: str | None  # why no signature is injected (then detection is 0 by construction)
 
 
+# Why a cause has no signature on a family's nodes, where its entry does not say.
+NO_SIGNATURE = {
+    "host": "a cpu node has no GPU: this cause's signatures are a GPU's",
+    "amd": "no signature modelled for AMD GPUs",
+    "nvidia": "no signature modelled for NVIDIA GPUs",
+}
+
+
 @cache
-def load_model() -> tuple[tuple[Cause, ...], dict[str, dict[str, Any]], dict[str, str]]:
-    """(causes, signatures by name, sources) from causes.json; every named signature exists."""
+def load_model(
+    family: str = "nvidia",
+) -> tuple[tuple[Cause, ...], dict[str, dict[str, Any]], dict[str, str]]:
+    """(causes, signatures by name, sources) from causes.json, each cause with the signatures a
+    node of `family` can show ("nvidia", "amd", "host"); every named signature exists."""
     data = json.loads(CAUSES_FILE.read_text())
     signatures = data["signatures"]
-    causes = tuple(
-        Cause(c["name"], c["label"], c["llama3"], tuple(c["signatures"]), c.get("why_not"))
-        for c in data["causes"]
-    )
-    unknown = {s for c in causes for s in c.signatures} - set(signatures)
+    unknown = {s for c in data["causes"] for s in c["signatures"]} - set(signatures)
     if unknown:
         raise ValueError(f"{CAUSES_FILE.name}: signatures named but not defined: {sorted(unknown)}")
+    causes = tuple(_cause(c, signatures, family) for c in data["causes"])
     return causes, signatures, data["sources"]
+
+
+def _cause(entry: dict[str, Any], signatures: dict[str, Any], family: str) -> Cause:
+    mine = tuple(s for s in entry["signatures"] if signatures[s].get("family", "nvidia") == family)
+    why = None
+    if not mine:
+        why = (entry.get("why_not_on") or {}).get(family) or entry.get("why_not")
+        why = why or NO_SIGNATURE[family]
+    return Cause(entry["name"], entry["label"], entry["llama3"], mine, why)

@@ -1,19 +1,36 @@
 """A randomised node of a class: a real capture's profile with benign variation drawn from the
 same capture's GPUs and real benign log lines, then one fault signature injected below rigcheck's
-probes (the NVML profile pynvml reads, the lines the kernel-log reader parses)."""
+probes (the NVML profile pynvml reads, libamd_smi's answers amdsmi reads, the lines the
+kernel-log reader parses). A cpu node is the project's recorded CI machine, replayed."""
 
 from __future__ import annotations
 
 import copy
+import json
 import random
 from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
 from typing import Any
 
-from rigcheck.testing.coverage import corpus
+from rigcheck.layout import ROOT_DIR
+from rigcheck.spec import load_spec
+from rigcheck.testing.coverage import amd, corpus
 from rigcheck.testing.nvml_sim import machine_profile
+from rigcheck.testing.synthetic import synthetic_snapshot
 
-# The real capture each class's nodes start from (rigcheck/testing/nvml_sim/profiles/machines).
-PROFILES = {"h100": "h100_hgx", "a100_40gb": "a100_sxm", "b200": "b200_hgx"}
+# Each class's family and what its nodes start from: a real nvidia-smi capture's profile
+# (rigcheck/testing/nvml_sim/profiles/machines), the MI300X platform profile of public amd-smi
+# outputs (rigcheck/testing/amdsmi_sim/profiles), or a snapshot recorded on a real machine.
+PROFILES = {
+    "h100": ("nvidia", "h100_hgx"),
+    "a100_40gb": ("nvidia", "a100_sxm"),
+    "b200": ("nvidia", "b200_hgx"),
+    "mi300x": ("amd", "mi300x_8gpu"),
+    "cpu": ("host", "fixtures/snapshots/cpu-ci.json"),
+}
+# The kernel-log driver whose real lines a family's nodes get (fixtures/realworld/kernel_log.json).
+DRIVER = {"nvidia": "nvidia", "amd": "amdgpu"}
 # Operator settings a capture's machine had otherwise than its class requires, set as the class
 # wants them: NVIDIA's B200 capture ran with persistence mode off, which the b200 class fails
 # (suites/facts/test_health.py::test_persistence_mode); the campaign asks about faults.
@@ -26,33 +43,67 @@ BENIGN_LOG_CHANCE = 0.3  # a node whose log holds an application Xid or two (rea
 @dataclass
 class Node:
     cls: str
-    machine: dict[str, Any]
+    family: str  # "nvidia", "amd" or "host" (PROFILES)
+    machine: dict[str, Any]  # the simulated library's answers; for "host", the recorded facts
     log_lines: list[str] = field(default_factory=list)
     injected: list[str] = field(default_factory=list)  # signature names
+    # device ("0".., "cpu") -> [(figure prefix, factor)]: kernels a fault slows under load
+    slow: dict[str, list[tuple[str, float]]] = field(default_factory=dict)
 
 
 def healthy_node(cls: str, rng: random.Random) -> Node:
     """A healthy node of the class, varied as real healthy nodes of its board are."""
-    machine = copy.deepcopy(machine_profile(PROFILES[cls]))
+    family, source = PROFILES[cls]
+    if family == "host":
+        return Node(cls, family, json.loads((Path(ROOT_DIR) / source).read_text()))
+    if family == "amd":
+        machine = amd.amd_machine(source, amd_bus_ids(cls))
+    else:
+        machine = copy.deepcopy(machine_profile(source))
+        _vary(cls, machine, rng)
+    node = Node(cls, family, machine)
+    if rng.random() < BENIGN_LOG_CHANCE:
+        gpu = rng.choice(machine["gpus"])
+        _log(node, rng.choice(corpus.benign_lines(DRIVER[family])), gpu)
+    return node
+
+
+def _vary(cls: str, machine: dict[str, Any], rng: random.Random) -> None:
+    """Each GPU's varying readings drawn from one of the capture's GPUs."""
     pool = [copy.deepcopy(g) for g in machine["gpus"]]
     for gpu in machine["gpus"]:
         gpu.update(SETTINGS.get(cls, {}))
         donor = rng.choice(pool)
         for path in VARYING:
             _set(gpu, path, copy.deepcopy(_get(donor, path)))
-    node = Node(cls, machine)
-    if rng.random() < BENIGN_LOG_CHANCE:
-        gpu = rng.choice(machine["gpus"])
-        line = rng.choice(corpus.benign_lines())
-        node.log_lines.extend(corpus.retarget(line, gpu["pci"]["bus_id"][-12:]).splitlines())
-    return node
+
+
+def amd_bus_ids(cls: str) -> list[str]:
+    """The bus ids of the class's synthetic node (its torch view and PCI records)."""
+    return [d["pci_bus_id"] for d in amd_base(cls)["software"]["torch"]["devices"]]
+
+
+@cache
+def amd_base(cls: str) -> dict[str, Any]:
+    """The class's synthetic 8-GPU snapshot: the host and torch view the AMD facts join."""
+    return synthetic_snapshot(load_spec(cls), gpus=8)
+
+
+def bus_of(gpu: dict[str, Any]) -> str:
+    """A GPU's PCI bus id in the kernel's form (0000:53:00.0), from an NVML or amdsmi profile."""
+    return gpu["bdf"] if "bdf" in gpu else gpu["pci"]["bus_id"][-12:]
+
+
+def _log(node: Node, text: str, gpu: dict[str, Any]) -> None:
+    node.log_lines.extend(corpus.retarget(text, bus_of(gpu)).splitlines())
 
 
 def inject(node: Node, name: str, signature: dict[str, Any], rng: random.Random) -> bool:
     """Put one signature on a random GPU of the node; False where it cannot be (no real line of
     that event in the corpus, a board without the feature)."""
-    gpus = node.machine["gpus"]
-    gpu = rng.choice(gpus)
+    if node.family == "host":
+        return False  # the recorded machine is replayed as it was: nothing lies below its facts
+    gpu = rng.choice(node.machine["gpus"])
     done = INJECT[signature["kind"]](node, gpu, signature, rng)
     if done:
         node.injected.append(name)
@@ -122,11 +173,19 @@ def _recovery_action(node: Node, gpu: dict, sig: dict, rng: random.Random) -> bo
 
 
 def _kernel_line(node: Node, gpu: dict, sig: dict, rng: random.Random) -> bool:
-    found = [hit for event in sig["events"] for hit in corpus.lines_by_event().get(event, [])]
+    lines = corpus.lines_by_event(DRIVER[node.family])
+    found = [hit for event in sig["events"] for hit in lines.get(event, [])]
     if not found:
         return False
     text, _, _ = rng.choice(found)
-    node.log_lines.extend(corpus.retarget(text, gpu["pci"]["bus_id"][-12:]).splitlines())
+    _log(node, text, gpu)
+    return True
+
+
+def _slowdown(node: Node, gpu: dict, sig: dict, rng: random.Random) -> bool:
+    """A GPU whose kernels run `factor` times slower under load; idle, its facts are healthy."""
+    device = str(node.machine["gpus"].index(gpu))
+    node.slow.setdefault(device, []).append((sig["figures"], sig["factor"]))
     return True
 
 
@@ -140,6 +199,8 @@ INJECT = {
     "pcie_width": _pcie_width,
     "kernel_line": _kernel_line,
     "recovery_action": _recovery_action,
+    "slowdown": _slowdown,
+    **amd.INJECT,
 }
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+SEES = {"quick": "an idle check can see", "standard": "the tier's checks and measurements can see"}
+
 
 def pct(x: float) -> str:
     return f"{100 * x:.0f}%"
@@ -22,10 +24,15 @@ def headline(result: dict[str, Any]) -> str:
     healthy = result["healthy"]
     runs = healthy["runs"]
     low, high = healthy["interval"]
+    caught = (
+        f"catches {pct(seen['detection'])} (95% {interval(seen['interval'])}) of the "
+        f"Llama-3-style interruptions {SEES[result['tier']]} ({seen['share']} of 419), "
+        f"{pct(every['detection'])} of all 419"
+        if seen["share"]
+        else "sees no signature of the Llama-3-style interruptions (each cause's reason below)"
+    )
     return (
-        f"{result['tier']} tier on {result['class']}: catches {pct(seen['detection'])} "
-        f"(95% {interval(seen['interval'])}) of the Llama-3-style interruptions an idle check can "
-        f"see ({seen['share']} of 419), {pct(every['detection'])} of all 419; false-fails "
+        f"{result['tier']} tier on {result['class']}: {caught}; false-fails "
         f"{healthy['false_fails']} of {runs} healthy runs (95% up to {high * 10000:.0f} in 10,000)"
         f"{'' if low == 0 else f', at least {low * 10000:.0f} in 10,000'}."
     )
@@ -55,6 +62,9 @@ def markdown(result: dict[str, Any]) -> str:
             f"| {row['label']} | {row['share']} | {row['caught']}/{row['runs']} "
             f"| {interval(row['interval'])} | {checks or '-'} | {missed} |"
         )
+    if result.get("unjudged"):
+        lines += ["", "Not judged (no figure of the class to replay): " + ", ".join(
+            f"`{key}`" for key in result["unjudged"]) + "."]  # fmt: skip
     plan = result["plan"]
     lines += [
         "",
