@@ -156,7 +156,7 @@ def test_a_job_without_a_slow_or_hung_rank_blames_nobody(tmp_path, capsys):
     ("make", "said"),
     [
         (lambda d: None, "no such folder"),
-        (lambda d: d.mkdir(), "holds neither steps/ nor flight_recorder/"),
+        (lambda d: d.mkdir(), "holds none of steps/, flight_recorder/, ncclras/"),
         (lambda d: (d / "steps").mkdir(parents=True)
          or (d / "steps" / "rank00000.steps.jsonl").write_text('{"format": "rigcheck.steps"}\n'),
          "version None"),
@@ -179,3 +179,17 @@ def test_a_dump_older_than_the_last_step_is_a_pause_not_a_hang(tmp_path, capsys)
         os.utime(dump, (last - 1, last - 1))
     code, out = blame(capsys, folder, "--node", "node00")
     assert code == 0 and "no slow or hung rank" in out.out
+
+
+def test_a_rank_ras_cannot_reach_is_blamed_on_its_own_gpu(tmp_path, capsys):
+    """NCCL's documented JSON answer: rank 1 (NVML GPU 1 of 172.16.64.245) unreachable."""
+    folder = tmp_path / "job" / "ncclras"
+    folder.mkdir(parents=True)
+    shutil.copy(DATA / "ncclras" / "docs_2.29.1.json", folder / "20251219T130653.json")
+    facts = node_facts(tmp_path, "ras", slowdown_on(1))
+    code, out = blame(capsys, tmp_path / "job", "--facts", facts)
+    assert code == 1, out
+    assert out.out.startswith(
+        "rigcheck blame: hung rank 1 on 172.16.64.245 (GPU 1): clock_slowdown"
+    )
+    assert "unreachable, missing from communicator 0xae94423cfbb2ef4a" in out.out
