@@ -11,6 +11,7 @@ from rigcheck.blame.suspects import Suspect
 from rigcheck.reports.root_cause import shorten
 
 CLEAN, MACHINE, USAGE, NOT_THE_MACHINE, ELSEWHERE = 0, 1, 2, 3, 4
+CHECK_ID = "rigcheck/blame::"  # every blame check's id starts so (rigcheck k8s mark's tier)
 JOB_HINT = (
     "look at the job: its code or data on that rank, or a slow peer link "
     "(rigcheck's node-pair rounds, docs/distributed.md)"
@@ -72,7 +73,7 @@ def _ranks(suspect: Suspect) -> str:
 def _check(name: str, outcome: str, message: str) -> dict[str, Any]:
     """A certificate check entry (reports/certificate.schema.json) for one blame finding."""
     return {
-        "id": f"rigcheck/blame::{name}",
+        "id": f"{CHECK_ID}{name}",
         "name": name,
         "area": "blame",
         "file": "rigcheck/blame/node_cause.py",
