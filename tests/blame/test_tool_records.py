@@ -173,3 +173,25 @@ def test_each_tool_feeds_the_suspect(tmp_path):
     shutil.copy(RAS / "docs_2.29.1.json", job / "ncclras")
     hung = find_suspect(read_job(job))
     assert (hung.kind, hung.ranks, hung.host, hung.gpu) == (HUNG, [1], "172.16.64.245", "1")
+
+
+def test_a_rank_whose_wait_is_only_noise_is_not_named():
+    """Hand-made collectives (not a tool's output): rank 0's median wait is 15 % of the others'
+    time, over the 10 % bar, but its waits swing from -900 to +1000 us: within the noise."""
+    waits = [-900, -800, -700, 150, 150, 150, 900, 950, 1000, 1000, 1000]
+    collectives = [
+        inspector.Collective("c", 3, rank, seq, "AllReduce", exec_us, f"n{rank}")
+        for seq, wait in enumerate([0, 0, *waits])
+        for rank, exec_us in ((0, 1000 - wait), (1, 1000), (2, 1000))
+    ]
+    assert inspector.late_ranks(collectives) == []
+    assert [x.rank for x in inspector.late_ranks(collectives, z=0)] == [0]
+
+
+def test_the_last_nvrx_report_is_the_one_read(tmp_path):
+    """The real warning, then a later report naming rank 0 (its rank and node edited)."""
+    text = (DATA / "nvrx" / "slow_rank2_of_3.log").read_text()
+    later = text.splitlines()[0].replace("rank=2, node='node02'", "rank=0, node='node00'")
+    (tmp_path / "job.log").write_text(text + "\nsome training line\n" + later + "\n")
+    (found,) = nvrx.read_stragglers(tmp_path)
+    assert (found.rank, found.node) == (0, "node00")
