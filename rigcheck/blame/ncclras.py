@@ -294,5 +294,8 @@ def _behind(said: str, op: str, split: CountSplit) -> RasHang:
     ranks = sorted(behind)
     text = f"{said}: {total} rank(s) stuck behind operation {split.ahead} of {op} in two answers"
     if len(ranks) < total:  # RAS lists only the small groups: the many behind go unnamed
-        text += f"; RAS named {len(ranks)} of them"
+        text += (
+            f"; RAS named {len(ranks)} of them (it lists small groups only: save the "
+            "flight recorder dumps to name them)"
+        )
     return RasHang(ranks, {r: m[1] for r, m in behind.items()}, text)
