@@ -1,6 +1,7 @@
 #!/bin/sh
 # Epilog addition: after a job that hung (its folder holds flight recorder dumps: NCCL's
-# watchdog on a timeout with TORCH_NCCL_DUMP_ON_TIMEOUT=1, or rigcheck's stall dump), ask
+# watchdog on a timeout with TORCH_NCCL_DUMP_ON_TIMEOUT=1, or rigcheck's stall dump; or the
+# ncclras answers the job saved), ask
 # `rigcheck blame` which rank held it up. Every node of the job runs it; only the node blame
 # names AND finds a machine cause on (exit 1) drains itself. A clean node, another node's
 # suspect, or a record blame cannot read changes nothing. docs/slurm/README.md.
@@ -15,7 +16,11 @@ set +a
 export PATH="${PATH:-/usr/bin:/bin}:/usr/sbin:/usr/bin"
 job_dir="$RIGCHECK_JOB_ROOT/${SLURM_JOB_ID:?}"
 node="${SLURMD_NODENAME:?}"
-ls "$job_dir"/flight_recorder/* >/dev/null 2>&1 || exit 0   # no dump: the job did not hang
+hung=
+for record in "$job_dir"/flight_recorder/* "$job_dir"/ncclras/*; do   # dumps or RAS answers
+    [ -e "$record" ] && hung=1
+done
+[ -n "$hung" ] || exit 0   # neither: the job did not hang
 line=$("$RIGCHECK_PYTHON" -m rigcheck blame "$job_dir" --node "$node" 2>&1)
 code=$?
 echo "rigcheck blame: node $node: exit $code: $line" >&2

@@ -11,6 +11,7 @@ from rigcheck.blame.suspects import Suspect
 from rigcheck.reports.root_cause import shorten
 
 CLEAN, MACHINE, USAGE, NOT_THE_MACHINE, ELSEWHERE = 0, 1, 2, 3, 4
+CHECK_ID = "rigcheck/blame::"  # every blame check's id starts so (rigcheck k8s mark's tier)
 JOB_HINT = (
     "look at the job: its code or data on that rank, or a slow peer link "
     "(rigcheck's node-pair rounds, docs/distributed.md)"
@@ -43,16 +44,18 @@ def not_examined(suspect: Suspect, here: str) -> Answer:
     return Answer(ELSEWHERE, line, [])
 
 
-def judged(suspect: Suspect, causes: list[Cause], baseline: str) -> Answer:
-    """The node examined: blamed with its first cause, or clean and the job pointed at."""
+def judged(suspect: Suspect, causes: list[Cause], baseline: str, note: str = "") -> Answer:
+    """The node examined: blamed with its first cause, or clean and the job pointed at. NOTE:
+    evidence about the node that blames nothing on its own (the clock-event time share)."""
     head = f"{suspect.kind} rank {_ranks(suspect)} on {suspect.where}"
-    rank_check = _check("suspect", "pass" if not causes else "fail", f"{head}: {suspect.evidence}")
+    evidence = suspect.evidence + (f"; {note}" if note else "")
+    rank_check = _check("suspect", "pass" if not causes else "fail", f"{head}: {evidence}")
     if not causes:
-        line = f"{head}: node clean ({baseline}); {JOB_HINT}. Evidence: {suspect.evidence}"
+        line = f"{head}: node clean ({baseline}); {JOB_HINT}. Evidence: {evidence}"
         return Answer(NOT_THE_MACHINE, line, [rank_check])
     first = causes[0]
     more = f" (+{len(causes) - 1} more)" if len(causes) > 1 else ""
-    line = f"{head}: {first.kind}: {first.detail}{more}. Evidence: {suspect.evidence}"
+    line = f"{head}: {first.kind}: {first.detail}{more}. Evidence: {evidence}"
     checks = [_check(c.kind, "fail", c.detail) for c in causes]
     return Answer(MACHINE, line, [*checks, rank_check])
 
@@ -70,7 +73,7 @@ def _ranks(suspect: Suspect) -> str:
 def _check(name: str, outcome: str, message: str) -> dict[str, Any]:
     """A certificate check entry (reports/certificate.schema.json) for one blame finding."""
     return {
-        "id": f"rigcheck/blame::{name}",
+        "id": f"{CHECK_ID}{name}",
         "name": name,
         "area": "blame",
         "file": "rigcheck/blame/node_cause.py",

@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from rigcheck.blame.answer import Answer, judged, no_rank, no_suspect, not_examined
+from rigcheck.blame.board_history import board_history
+from rigcheck.blame.clock_share import clock_note
 from rigcheck.blame.node_cause import node_causes
 from rigcheck.blame.suspects import Suspect, find_suspect, read_job
 from rigcheck.errors import RigcheckError
@@ -49,6 +51,12 @@ def add_parser(subparsers: Any) -> None:
         help="write certificate.json here (default: JOB_DIR/blame/<node>)",
     )
     parser.add_argument(
+        "--history",
+        metavar="URL",
+        help="the history store to look the suspect GPU's board up in (default: "
+        "$RIGCHECK_HISTORY, else rigcheck's data folder; none: do not look)",
+    )
+    parser.add_argument(
         "--timeout",
         type=seconds,
         default=DEFAULT_TIMEOUT_S,
@@ -73,7 +81,12 @@ def run_blame(args: argparse.Namespace) -> int:
     if after is None:
         raise RigcheckError(f"{here}: {unread}; rerun with a longer --timeout or drain by hand")
     before, compared = _baseline(args, job.folder, suspect)
-    answer = judged(suspect, node_causes(before, after, suspect.gpu, job.start), compared)
+    causes = node_causes(before, after, suspect.gpu, job.start)
+    notes = [
+        clock_note(before, after, suspect.gpu),
+        board_history(args.history, after, suspect.gpu),
+    ]
+    answer = judged(suspect, causes, compared, "; ".join(n for n in notes if n))
     _certificate(args, suspect, answer, after, started)
     return _say(answer)
 

@@ -143,13 +143,13 @@ class Hang:
     @property
     def evidence(self) -> str:
         parts = [
-            f"rank(s) {_listed(self.waiting)} wait in collective #{self.seq} "
+            f"rank(s) {listed(self.waiting)} wait in collective #{self.seq} "
             f"({self.collective or 'unnamed'})"
         ]
         if self.behind:
-            parts.append(f"rank(s) {_listed(self.behind)} never entered it")
+            parts.append(f"rank(s) {listed(self.behind)} never entered it")
         if self.silent:
-            parts.append(f"rank(s) {_listed(self.silent)} wrote no dump (stopped or dead)")
+            parts.append(f"rank(s) {listed(self.silent)} wrote no dump (stopped or dead)")
         return "; ".join(parts)
 
 
@@ -173,5 +173,5 @@ def find_hang(dumps: dict[int, RankDump]) -> Hang | None:
     return Hang(waiting, behind, silent, seq, collective)
 
 
-def _listed(ranks: list[int]) -> str:
+def listed(ranks: list[int]) -> str:
     return ", ".join(map(str, ranks[:8])) + (f" (+{len(ranks) - 8})" if len(ranks) > 8 else "")

@@ -5,6 +5,7 @@ readers, rigcheck.gate.epilog), clock slowdowns the hardware imposes, a PCIe lin
 narrower than it can run or replaying more, NVLink links down or counting errors, InfiniBand
 port error counters that grew. Counters need the start's facts (`before`); without them only
 what is wrong now is judged, and kernel-log events are placed against the job's start time.
+Clock-event reasons' share of the job's time: rigcheck.blame.clock_share.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
+from rigcheck.blame.clock_share import clock_causes
 from rigcheck.facts.fabric.rdma_counters import ERROR_COUNTERS
 from rigcheck.gate.epilog import Finding, grown_ecc, new_nvrm, new_xids, slowdowns
 
@@ -36,9 +38,10 @@ def node_causes(
     before: dict[str, Any] | None, after: dict[str, Any], gpu: str | None, job_start: float | None
 ) -> list[Cause]:
     """Every cause found on the node, the suspect GPU's first; GPU None: every GPU."""
+    held = [Cause(CLOCKS, detail) for _, detail in clock_causes(before, after)]
     before = before or _log_before(after, job_start)
     found = [Cause(GPU_FAULT, f.detail) for f in _faults(before, after)]
-    found += [Cause(CLOCKS, f.detail) for f in slowdowns(after)]
+    found += [Cause(CLOCKS, f.detail) for f in slowdowns(after)] + held
     found += _pcie(before, after) + _nvlink(before, after) + _ib(before, after)
     mine = [c for c in found if gpu is None or _names_gpu(c.detail, gpu, after)]
     return mine + [c for c in found if c not in mine]

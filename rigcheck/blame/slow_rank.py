@@ -55,7 +55,7 @@ def slow_ranks(
     if any(len(s) < MIN_STEPS for s in series.values()):
         return []
     medians = {r: statistics.median(s) for r, s in series.items()}
-    errors = {r: _median_error(s) for r, s in series.items()}
+    errors = {r: median_error(s) for r, s in series.items()}
     found = []
     for rank, median in medians.items():
         others = [r for r in medians if r != rank]
@@ -69,7 +69,7 @@ def slow_ranks(
     return sorted(found, key=lambda s: -s.excess)
 
 
-def _median_error(values: list[float]) -> float:
+def median_error(values: list[float]) -> float:
     """Standard error of a median, from the MAD (robust to the odd long step)."""
     center = statistics.median(values)
     sigma = 1.4826 * statistics.median(abs(v - center) for v in values)

@@ -96,8 +96,15 @@ def _certificate(args: argparse.Namespace) -> dict[str, Any]:
     return run.certificate
 
 
+BLAME_CHECK_ID = "rigcheck/blame::"  # not imported: blame reads the gate's facts_in_child
+
+
 def _tier(certificate: dict[str, Any]) -> str:
-    """The tier the run named (`quick-busy` with --busy-node), else 'full' (a whole class run)."""
+    """The tier the run named (`quick-busy` with --busy-node), 'blame' for a `rigcheck blame`
+    certificate (docs/k8s/rigcheck-blame-job.yaml), else 'full' (a whole class run)."""
+    checks = certificate.get("checks") or []  # blame's ids: rigcheck.blame.answer.CHECK_ID
+    if checks and all(str(c.get("id")).startswith(BLAME_CHECK_ID) for c in checks):
+        return "blame"
     tier = tier_of(certificate) or "full"
     return f"{tier}-busy" if _busy(certificate) else tier
 

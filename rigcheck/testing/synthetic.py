@@ -29,6 +29,7 @@ from rigcheck.spec import Spec, known_classes, load_spec
 from rigcheck.testing.synthetic_amd import amd_health, rocm_host
 from rigcheck.testing.synthetic_health import (
     acs_for,
+    clock_event_time,
     device_counters,
     host_limits_for,
     iommu_devices_for,
@@ -237,6 +238,7 @@ def _nvidia_device(spec: Spec, board: Board, index: int, count: int) -> dict[str
         "numa_node": _numa_node(HOSTS[board.host], index, count),
         **device_counters(spec, board, HOSTS[board.host].virtualization != "none"),
         "recovery_action": recovery_action(STACKS[board.stack].driver),
+        "clock_event_time_ns": clock_event_time(STACKS[board.stack].driver),
     }
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rigcheck.facts.nvidia.clock_event_time import field_ids
 from rigcheck.facts.probe import error_record
 from rigcheck.spec import Spec
 
@@ -51,6 +52,13 @@ def device_counters(spec: Spec, board: Any, virtualized: bool) -> dict[str, Any]
             "sm_customer_boost_max_mhz": board.sm_max_mhz,
         },
     }  # fmt: skip
+
+
+def clock_event_time(driver: str) -> dict[str, int] | None:
+    """A GPU never held down: every clock-event counter its driver has at 0 (nvml.h's field ids
+    by branch, rigcheck/facts/nvidia/clock_event_time.py); before R450, none answered."""
+    branch = int(driver.split(".")[0])
+    return dict.fromkeys(field_ids(branch), 0) if branch >= 450 else None
 
 
 def recovery_action(driver: str) -> str | None:

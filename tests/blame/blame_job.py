@@ -4,6 +4,7 @@ its own work then an all-reduce each step, writing rigcheck's step log; one rank
 
 import argparse
 import datetime
+import json
 import os
 import signal
 import subprocess
@@ -37,6 +38,11 @@ def main() -> None:
     )
     parser.add_argument("--stop-rank", type=int, default=-1)
     parser.add_argument("--stop-at", type=int, default=5)
+    parser.add_argument(
+        "--inspector",
+        action="store_true",
+        help="also write each all-reduce's wall time in NCCL Inspector's v4.0 JSON layout",
+    )
     args = parser.parse_args()
     dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=60))
     for trial in range(args.trials):
@@ -85,6 +91,7 @@ def steps(args: argparse.Namespace, job_dir: str, slow_rank: int) -> None:
     log = StepLog(job_dir, host=f"node{rank:02d}")
     dump_when_stalled(job_dir, log, stall_s=1.5)
     grad = torch.ones(1024)
+    inspector = InspectorLog(job_dir, rank, f"node{rank:02d}") if args.inspector else None
     for step in range(args.steps):
         if rank == args.stop_rank and step == args.stop_at:
             os.kill(os.getpid(), signal.SIGSTOP)
@@ -95,9 +102,41 @@ def steps(args: argparse.Namespace, job_dir: str, slow_rank: int) -> None:
             else:
                 time.sleep(work)  # the rank's own work: sleep, so the shared cores' load adds none
             grad.mul_(1.0)
+        began = time.perf_counter()
         dist.all_reduce(grad)
+        if inspector:
+            inspector.record(step, time.perf_counter() - began, grad.numel() * 4)
         log.step_end()
     log.close()
+
+
+class InspectorLog:
+    """NCCL Inspector's per-collective record (plugins/profiler/inspector/inspector_json.cc,
+    output version v4.0), one JSON object a line in <host>-pid<pid>.log as the plugin names
+    its files; the time is gloo's all-reduce measured on the CPU ("collective_cpu")."""
+
+    def __init__(self, job_dir: str, rank: int, host: str) -> None:
+        folder = f"{job_dir}/nccl_inspector"
+        os.makedirs(folder, exist_ok=True)
+        self.host, self.rank = host, rank
+        self.file = open(f"{folder}/{self.host}-pid{os.getpid()}.log", "a")  # noqa: SIM115
+
+    def record(self, step: int, seconds: float, size: int) -> None:
+        world = dist.get_world_size()
+        line = {
+            "header": {"id": "0x6c6f6f67", "comm_name": "unknown", "rank": self.rank,
+                       "n_ranks": world, "nnodes": world},
+            "metadata": {"inspector_output_format_version": "v4.0", "git_rev": "",
+                         "rec_mechanism": "nccl_profiler_interface",
+                         "dump_timestamp_us": int(time.time() * 1e6),
+                         "hostname": self.host, "pid": os.getpid()},
+            "coll_perf": {"coll": "AllReduce", "coll_sn": step, "coll_msg_size_bytes": size,
+                          "coll_exec_time_us": int(seconds * 1e6),
+                          "coll_timing_source": "collective_cpu",
+                          "coll_algobw_gbs": size / seconds / 1e9, "coll_busbw_gbs": 0.0},
+        }  # fmt: skip
+        self.file.write(json.dumps(line) + "\n")
+        self.file.flush()
 
 
 if __name__ == "__main__":

@@ -23,14 +23,17 @@ HW_SLOWDOWN = 0x8  # nvml.h nvmlClocksEventReasonHwSlowdown
 H100 = load_spec("h100")
 
 
-def node_facts(tmp_path, name, change=None):
-    """An HGX H100's facts read through pynvml over the simulator, its profile changed first."""
+def node_facts(tmp_path, name, change=None, driver=None, at=None):
+    """An HGX H100's facts read through pynvml over the simulator, its profile changed first;
+    AT: when they were read (ISO time), as `rigcheck facts` stamps them."""
     machine = copy.deepcopy(machine_profile("h100_hgx"))
     if change:
         change(machine)
     base = synthetic_snapshot(H100, gpus=len(machine["gpus"]))
-    snapshot, lib = simulated_snapshot(base, machine, None, fake_sysfs(tmp_path / name, machine))
+    snapshot, lib = simulated_snapshot(base, machine, driver, fake_sysfs(tmp_path / name, machine))
     assert not lib.crashes
+    if at:
+        snapshot["origin"]["collected_at"] = at
     path = tmp_path / f"{name}.json"
     path.write_text(json.dumps(snapshot))
     return path
@@ -156,7 +159,7 @@ def test_a_job_without_a_slow_or_hung_rank_blames_nobody(tmp_path, capsys):
     ("make", "said"),
     [
         (lambda d: None, "no such folder"),
-        (lambda d: d.mkdir(), "holds neither steps/ nor flight_recorder/"),
+        (lambda d: d.mkdir(), "holds none of steps/, flight_recorder/, ncclras/"),
         (lambda d: (d / "steps").mkdir(parents=True)
          or (d / "steps" / "rank00000.steps.jsonl").write_text('{"format": "rigcheck.steps"}\n'),
          "version None"),
@@ -179,3 +182,114 @@ def test_a_dump_older_than_the_last_step_is_a_pause_not_a_hang(tmp_path, capsys)
         os.utime(dump, (last - 1, last - 1))
     code, out = blame(capsys, folder, "--node", "node00")
     assert code == 0 and "no slow or hung rank" in out.out
+
+
+def test_a_rank_ras_cannot_reach_is_blamed_on_its_own_gpu(tmp_path, capsys):
+    """NCCL's documented JSON answer: rank 1 (NVML GPU 1 of 172.16.64.245) unreachable."""
+    folder = tmp_path / "job" / "ncclras"
+    folder.mkdir(parents=True)
+    shutil.copy(DATA / "ncclras" / "docs_2.29.1.json", folder / "20251219T130653.json")
+    facts = node_facts(tmp_path, "ras", slowdown_on(1))
+    code, out = blame(capsys, tmp_path / "job", "--facts", facts)
+    assert code == 1, out
+    assert out.out.startswith(
+        "rigcheck blame: hung rank 1 on 172.16.64.245 (GPU 1): clock_slowdown"
+    )
+    assert "unreachable, missing from communicator 0xae94423cfbb2ef4a" in out.out
+
+
+def held(seconds_by_reason):
+    """GPU 3's clock-event counters (nvml.h names, without clocks_event_reason_), in seconds."""
+
+    def change(machine):
+        machine["gpus"][3]["clock_event_time_ns"] = {
+            f"clocks_event_reason_{r}": int(s * 1e9) for r, s in seconds_by_reason.items()
+        }
+
+    return change
+
+
+START, NOW = "2026-11-29T08:00:00+00:00", "2026-11-29T08:01:40+00:00"  # 100 s of job
+
+
+def test_a_thermal_slowdowns_share_of_the_job_is_the_cause(tmp_path, capsys):
+    """GPU 3 held by HW thermal slowdown 30 s of the job's 100 s, read through the simulated
+    NVML field values (R580 numbering)."""
+    folder = job(tmp_path, "hung_rank1_of_3", gpu_of_rank="3")
+    start = node_facts(tmp_path, "start", at=START)
+    now = node_facts(tmp_path, "now", held({"hw_therm_slowdown": 30, "sw_power_cap": 12}), at=NOW)
+    code, out = blame(capsys, folder, "--facts", now, "--baseline", start)
+    assert code == 1, out
+    assert "clock_slowdown: GPU 3: clocks held down by hw_therm_slowdown 30% of the job's time" in (
+        out.out
+    )
+    assert "GPU 3 clock-event time: hw_therm_slowdown 30%, sw_power_cap 12%" in out.out
+
+
+def test_the_power_caps_share_is_said_not_blamed(tmp_path, capsys):
+    folder = job(tmp_path, "hung_rank1_of_3", gpu_of_rank="3")
+    start = node_facts(tmp_path, "start", at=START)
+    now = node_facts(tmp_path, "now", held({"sw_power_cap": 40, "hw_therm_slowdown": 1}), at=NOW)
+    code, out = blame(capsys, folder, "--facts", now, "--baseline", start)
+    assert code == 3, out  # 1 % of thermal slowdown: under the 5 % a cause needs
+    assert "node clean" in out.out
+    assert "GPU 3 clock-event time: sw_power_cap 40%, hw_therm_slowdown 1%" in out.out
+
+
+@pytest.mark.parametrize(
+    ("driver", "said"),
+    [
+        ("R418", "GPU 3: its driver counts no clock-event time (NVML: not supported)"),
+        ("R535", "GPU 3 clock-event time: sw_power_cap 40% of the job's time"),
+    ],
+)
+def test_an_older_driver_says_what_it_does_not_count(tmp_path, capsys, driver, said):
+    """R535 counts the power cap (field 74) but not the slowdowns (251-253: R575 on): a
+    thermal slowdown there is not seen, and not guessed."""
+    folder = job(tmp_path, "hung_rank1_of_3", gpu_of_rank="3")
+    start = node_facts(tmp_path, "start", driver=driver, at=START)
+    change = held({"sw_power_cap": 40, "hw_therm_slowdown": 30})
+    now = node_facts(tmp_path, "now", change, driver=driver, at=NOW)
+    code, out = blame(capsys, folder, "--facts", now, "--baseline", start)
+    assert code == 3, out
+    assert said in out.out
+
+
+def history_runs():
+    """tests/history's runs (the real certificate and store code), loaded by path."""
+    import importlib.util
+
+    path = Path(__file__).parents[1] / "history" / "history_runs.py"
+    spec = importlib.util.spec_from_file_location("history_runs", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_suspect_boards_failures_in_the_history_store_are_said(tmp_path, capsys):
+    """node-17's earlier run failed an Xid check on GPU 1 (serial 1652923456782); that board now
+    sits in node01 as GPU 3, the hung rank's GPU: its history is in the answer."""
+    from rigcheck.history import store
+
+    runs = history_runs()
+    url = f"sqlite:///{tmp_path / 'history.db'}"
+    engine = store.open_store(url)
+    store.write_run(engine, *runs.node_run("node-17", "2026-11-02T10:00:00Z", xid_on_gpu1=True))
+    engine.dispose()
+
+    def moved_board(machine):
+        machine["gpus"][3]["serial"] = runs.SERIALS[1]
+
+    folder = job(tmp_path, "hung_rank1_of_3", gpu_of_rank="3")
+    facts = node_facts(tmp_path, "node01", moved_board)
+    code, out = blame(capsys, folder, "--facts", facts, "--history", url)
+    assert code == 3, out  # its past is evidence, not a cause
+    assert "history: GPU 3 (serial 1652923456782) was seen failing on node-17 on 2026-11-02" in (
+        out.out
+    )
+    code, out = blame(capsys, job(tmp_path / "2", "hung_rank1_of_3", "2"), "--facts", facts,
+                      "--history", url)  # fmt: skip
+    assert "history: GPU 2's board never seen failing" in out.out
+    missing = tmp_path / "none.db"
+    code, out = blame(capsys, folder, "--facts", facts, "--history", f"sqlite:///{missing}")
+    assert f"history: no store at {missing}" in out.out and not missing.exists()

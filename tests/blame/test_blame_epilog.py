@@ -13,12 +13,14 @@ SCRIPT = Path(__file__).parents[2] / "docs" / "slurm" / "rigcheck-blame-epilog.s
 LINE = "rigcheck blame: hung rank 1 on node01 (GPU 3): clock_slowdown: GPU 3: hw_slowdown"
 
 
-def epilog(tmp_path, blame_code, dumps=True):
+def epilog(tmp_path, blame_code, dumps=True, ras=False):
     etc, bin_, jobs = tmp_path / "etc", tmp_path / "bin", tmp_path / "jobs"
-    for folder in (etc, bin_, jobs / "77" / "flight_recorder"):
+    for folder in (etc, bin_, jobs / "77" / "flight_recorder", jobs / "77" / "ncclras"):
         folder.mkdir(parents=True)
     if dumps:
         (jobs / "77" / "flight_recorder" / "nccl_trace_rank_1").write_bytes(b"x")
+    if ras:
+        (jobs / "77" / "ncclras" / "20261129T080000.txt").write_text("NCCL version 2.26.2\n")
     shutil.copy(SCRIPT, etc)
     python = bin_ / "python"
     python.write_text(f'#!/bin/sh\necho "$*" > {tmp_path}/blame.args\necho "{LINE}"\n'
@@ -53,3 +55,9 @@ def test_anything_but_a_machine_blamed_drains_nothing(tmp_path, code):
 def test_a_job_that_left_no_dump_is_not_looked_at(tmp_path):
     done, scontrol, args = epilog(tmp_path, 1, dumps=False)
     assert done.returncode == 0 and scontrol is None and not args.exists()
+
+
+def test_ncclras_answers_alone_are_looked_at(tmp_path):
+    done, scontrol, args = epilog(tmp_path, 1, dumps=False, ras=True)
+    assert done.returncode == 0 and args.exists()
+    assert scontrol.startswith("update NodeName=node01 State=DRAIN")

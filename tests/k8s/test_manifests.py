@@ -56,6 +56,7 @@ def pytorchjob_errors(doc: dict, version: str) -> list[str]:
 
 def test_every_manifest_is_found():
     assert [p.name for p in MANIFESTS] == [
+        "rigcheck-blame-job.yaml",
         "rigcheck-health-daemonset.yaml",
         "rigcheck-idle-check.yaml",
         "rigcheck-job.yaml",

@@ -12,6 +12,7 @@ import ctypes
 from pathlib import Path
 from typing import Any
 
+from rigcheck.facts.nvidia.clock_event_time import clock_event_time
 from rigcheck.facts.nvidia.clock_limits import clock_limits
 from rigcheck.facts.nvidia.features import read_feature
 from rigcheck.facts.probe import error_record, guarded
@@ -50,6 +51,7 @@ def probe_counters(nvml, h, pci: Any, read, sysfs: Path | None = None) -> dict[s
         "applications_clocks": read(lambda: _applications_clocks(nvml, h)),
         "temperature_thresholds": read(lambda: _temperature_thresholds(nvml, h)),
         "clock_limits": read(lambda: clock_limits(nvml, h)),
+        "clock_event_time_ns": read(lambda: clock_event_time(nvml, h)),
     }
 
 

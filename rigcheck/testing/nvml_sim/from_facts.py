@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rigcheck.facts.nvidia.clock_event_time import PERF_POLICY, SLOWDOWNS
 from rigcheck.facts.nvidia.counters import FABRIC_STATES, RECOVERY_ACTIONS
 from rigcheck.facts.nvidia.nvml import NVLINK_VERSIONS, THROTTLE_REASONS
 
@@ -70,10 +71,17 @@ def gpu_from_device(d: dict[str, Any]) -> dict[str, Any]:
         "nvml_numa_node": None,
         "answers": answers,
     }
+    # The counters the facts hold; a driver that answered none: every one unanswered.
+    times = d.get("clock_event_time_ns")
+    gpu["clock_event_time_ns"] = dict(times) if isinstance(times, dict) else _no_times()
     if d.get("recovery_action") is not None:
         codes = {name: code for code, name in RECOVERY_ACTIONS.items()}
         gpu["recovery_action"] = codes[d["recovery_action"]]
     return gpu
+
+
+def _no_times() -> dict[str, None]:
+    return dict.fromkeys([*PERF_POLICY, *SLOWDOWNS])
 
 
 def _pair(state: dict[str, bool] | None) -> list[int] | None:

@@ -423,6 +423,16 @@ for _kind in ("Compute", "Graphics"):
 # NVML_FI_DEV_GET_GPU_RECOVERY_ACTION: the first branch that answers it (NVML API reference, change
 # log, "Changes between v560 and v565"); older drivers answer NOT_SUPPORTED for the field.
 RECOVERY_ACTION_FIELD, RECOVERY_ACTION_SINCE = 230, 565
+# Cumulative clock-event time (ns), nvml.h's "Clock Throttle Reason Counters": the perf-policy
+# ids since the CUDA 11.0 header (R450); the slowdown ids 251-253 in the CUDA 12.9 and 13.0
+# headers (R575, R580; the CUDA 13.1 header renumbers them 269-271, past this simulator's R580).
+CLOCK_EVENT_FIELDS = {74: ("clocks_event_reason_sw_power_cap", 450),
+                      75: ("perf_policy_thermal", 450),
+                      76: ("clocks_event_reason_sync_boost", 450),
+                      251: ("clocks_event_reason_sw_therm_slowdown", 575),
+                      252: ("clocks_event_reason_hw_therm_slowdown", 575),
+                      253: ("clocks_event_reason_hw_power_brake_slowdown", 575)}  # fmt: skip
+VALUE_TYPE_UNSIGNED_LONG_LONG = 3  # nvmlValueType_t
 
 
 @symbol("nvmlDeviceGetFieldValues")
@@ -443,4 +453,19 @@ def _field_values(lib, h, count, values):
             # A healthy GPU reports NVML_GPU_RECOVERY_ACTION_NONE (0); profiles say otherwise.
             field.value.uiVal = int(gpu.get("recovery_action") or 0)
             field.nvmlReturn = capi.SUCCESS
+        _clock_event_field(lib, gpu, field)
     return capi.SUCCESS
+
+
+def _clock_event_field(lib, gpu: dict, field: Any) -> None:
+    """A clock-event time counter: the profile's nanoseconds (0, a GPU never held, by default),
+    on a driver whose header has the id; a profile's None is the board not answering."""
+    name, since = CLOCK_EVENT_FIELDS.get(field.fieldId, (None, None))
+    if name is None or lib.driver["branch"] < since:
+        return
+    times = gpu.get("clock_event_time_ns") or {}
+    if name in times and times[name] is None:
+        return
+    field.valueType = VALUE_TYPE_UNSIGNED_LONG_LONG
+    field.value.ullVal = int(times.get(name) or 0)
+    field.nvmlReturn = capi.SUCCESS
