@@ -1,8 +1,9 @@
 """NVIDIA driver records that carry no Xid: a GPU lost from the bus at load time, a GPU the
 driver could not initialize, GSP firmware that did not start, or stopped answering (RPC or
-heartbeat timeouts), a PMU that halted, NVLink links that did not train. Each is a
-machine fault, except the channel watchdog's report, judged as the Xid 8 it raises. The NVSwitch driver's SXid events (sxid.py) are kept with them, kind "sxid",
-judged from NVIDIA's SXid list: fatal ones fail, non-fatal ones are reported.
+heartbeat timeouts), a PMU that halted, NVLink links that did not train. Each is a machine
+fault, except the channel watchdog's report, judged as the Xid 8 it raises. The NVSwitch
+driver's SXid events (sxid.py) are kept with them, kind "sxid", judged from NVIDIA's SXid
+list: fatal ones fail, non-fatal ones are reported.
 
 They are read from the same kernel-log lines as the Xid events (reader.py). Some span
 lines: the open driver (570 and later) prints
