@@ -8,6 +8,7 @@ named with --platform; judging uses the class spec adjusted by it, and the certi
 from __future__ import annotations
 
 import json
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -31,17 +32,17 @@ def load_platforms(folder: Path | None = None) -> dict[str, dict[str, Any]]:
     import jsonschema  # where used: the plugin imports this module at start-up
 
     folder = folder or platform_dir()
-    schema = json.loads(SCHEMA_FILE.read_text())
     platforms = {}
     for path in sorted(folder.glob("*.json")):
         if path.name == "platform.schema.json":
             continue
         try:
             data = json.loads(path.read_text())
-            jsonschema.validate(data, schema)
-        except (ValueError, jsonschema.ValidationError) as exc:
-            reason = getattr(exc, "message", str(exc))
-            raise SpecError(f"{path}: {reason}") from None
+        except ValueError as exc:
+            raise SpecError(f"{path}: {exc}") from None
+        error = jsonschema.exceptions.best_match(_validator().iter_errors(data))
+        if error is not None:
+            raise SpecError(f"{path}: {error.message}")
         if data["platform"] != path.stem:
             raise SpecError(f"{path}: platform {data['platform']!r} must equal the file name")
         platforms[path.stem] = data
@@ -66,3 +67,15 @@ def allowed(platforms: dict[str, dict[str, Any]], name: str, key: str) -> Any:
     """The platform's allowance for `key` (e.g. pcie_width 8), or None: the class's own."""
     entry = platforms.get(name, {}).get("allows", {}).get(key)
     return entry["value"] if entry else None
+
+
+@cache
+def _validator():
+    """The platform schema's validator, built once: checking the schema itself on every load
+    cost more than validating the files (the plugin loads them at each start)."""
+    import jsonschema
+
+    schema = json.loads(SCHEMA_FILE.read_text())
+    validator = jsonschema.validators.validator_for(schema)
+    validator.check_schema(schema)
+    return validator(schema)

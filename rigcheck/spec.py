@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from functools import cache
@@ -123,11 +124,9 @@ def load_spec_file(path: Path) -> Spec:
     except SpecFileUnreadable as exc:
         raise SpecError(f"{path}: {exc}") from None
     _refuse(path, non_finite_problems(data))
-    import jsonschema
-
-    error = jsonschema.exceptions.best_match(_validator().iter_errors(data))
-    if error is not None:
-        raise SpecError(f"{path}: invalid spec {_one_line(_describe(error))}")
+    problem = _schema_problem(data)
+    if problem is not None:
+        raise SpecError(f"{path}: invalid spec {problem}")
     _refuse(path, meaning_problems(data))
     if data["class"] != path.stem:
         raise SpecError(
@@ -135,6 +134,25 @@ def load_spec_file(path: Path) -> Spec:
             f"the marker comes from the file name, so they must agree"
         )
     return Spec(data, path)
+
+
+# The schema's verdict on each spec content already judged. Validation is most of a spec's load
+# time (~0.1 s a file) and the same files are read again and again in one process (the plugin
+# at each start, a fleet per node, the self-tests per case); a changed file is judged afresh.
+_SCHEMA_VERDICTS: dict[str, str | None] = {}
+
+
+def _schema_problem(data: Any) -> str | None:
+    """The first schema violation of this spec, on one line; None when it is valid."""
+    key = hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
+    if key not in _SCHEMA_VERDICTS:
+        import jsonschema
+
+        error = jsonschema.exceptions.best_match(_validator().iter_errors(data))
+        if len(_SCHEMA_VERDICTS) >= 4096:  # a bound for a process that reads endless variants
+            _SCHEMA_VERDICTS.clear()
+        _SCHEMA_VERDICTS[key] = None if error is None else _one_line(_describe(error))
+    return _SCHEMA_VERDICTS[key]
 
 
 def _refuse(path: Path, problems: list[str]) -> None:

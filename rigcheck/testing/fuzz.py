@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import os
 import random
 import sys
 import tempfile
@@ -23,6 +24,7 @@ from contextlib import contextmanager, redirect_stderr, redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
 
@@ -70,14 +72,21 @@ def replay(snapshot: dict[str, Any], name: str, workdir: Path) -> Replay:
         "no:cacheprovider",
         "-p",
         "no:rigcheck.plugin.reports",  # the certificate judges nothing; it costs most of a run
-        *("-p", "no:xdist", "-p", "no:xdist.looponfail", "-p", "no:anyio"),
+        "-p",
+        "pytest_benchmark.plugin",  # rigcheck's measuring plugin implements its hooks
         "-p",
         "rigcheck.plugin",
         "--rootdir",
         str(ROOT_DIR),
         str(SUITES_DIR / "facts"),
     ]
-    with redirect_stdout(out), redirect_stderr(out):
+    # No scan of every installed distribution for pytest plugins (a sixth of a replay in an
+    # environment with torch and transformers): the fact checks need rigcheck's plugin alone.
+    with (
+        redirect_stdout(out),
+        redirect_stderr(out),
+        mock.patch.dict(os.environ, {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}),
+    ):
         ret = pytest.main(args, plugins=[collector])
     return Replay(int(ret), collector.failed, collector.errors, out.getvalue())
 

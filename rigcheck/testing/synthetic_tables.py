@@ -204,10 +204,11 @@ def bus_id(index: int) -> str:
 
 
 def cpu_capability(host: Host | None) -> str:
-    """torch.backends.cpu.get_cpu_capability() on this host, ATEN_CPU_CAPABILITY unset: x86 with
-    AVX-512 (every synthetic x86 host: Sapphire Rapids, Zen 4, the Tiger Lake laptop, the cloud
-    VM's Xeon) dispatches to AVX512; torch 2.5's arm64 wheels have no NEON level and Neoverse V2
-    and Apple silicon lack 256-bit SVE, so DEFAULT there (host None: the Mac)."""
+    """torch.backends.cpu.get_cpu_capability() on this host, ATEN_CPU_CAPABILITY unset, as
+    compute_cpu_capability() in pytorch/pytorch aten/src/ATen/native/DispatchStub.cpp decides:
+    x86 with AVX-512 (every synthetic x86 host: Sapphire Rapids, Zen 4, the Tiger Lake laptop,
+    the cloud VM's Xeon) is AVX512; arm64 is SVE256 only with 256-bit SVE vectors and BF16, so
+    DEFAULT on Grace's Neoverse V2 (128-bit SVE2) and on Apple silicon (no SVE; host None)."""
     if host is None or host.machine != "x86_64":
         return "DEFAULT"
     return "AVX512" if "avx512f" in host.simd_flags else "AVX2"

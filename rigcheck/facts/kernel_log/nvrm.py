@@ -1,8 +1,9 @@
 """NVIDIA driver records that carry no Xid: a GPU lost from the bus at load time, a GPU the
 driver could not initialize, GSP firmware that did not start, or stopped answering (RPC or
-heartbeat timeouts, its watchdog), a PMU that halted, NVLink links that did not train. Each is a
-machine fault. The NVSwitch driver's SXid events (sxid.py) are kept with them, kind "sxid",
-judged from NVIDIA's SXid list: fatal ones fail, non-fatal ones are reported.
+heartbeat timeouts), a PMU that halted, NVLink links that did not train. Each is a machine
+fault, except the channel watchdog's report, judged as the Xid 8 it raises. The NVSwitch
+driver's SXid events (sxid.py) are kept with them, kind "sxid", judged from NVIDIA's SXid
+list: fatal ones fail, non-fatal ones are reported.
 
 They are read from the same kernel-log lines as the Xid events (reader.py). Some span
 lines: the open driver (570 and later) prints
@@ -94,21 +95,27 @@ CATALOGUE = (
         "machine",
         f"power-cycle the node; {RMA}",
     ),
-    # NVRM: GPU0 _kgspRpcRecvPoll: GSP RM heartbeat timed out (and _kgspIsHeartbeatTimedOut)
+    # NVRM: GPU0 _kgspRpcRecvPoll: GSP RM heartbeat timed out (and _kgspIsHeartbeatTimedOut;
+    # 595 drivers add "_kgspRpcRecvPoll: LibOS heartbeat timed out", open-gpu-kernel-modules#1200)
     NvrmFault(
         "gsp_heartbeat_timeout",
-        re.compile(r"NVRM: .*(?:GSP RM heartbeat timed out|_kgspIsHeartbeatTimedOut: Heartbeat)"),
+        re.compile(
+            r"NVRM: .*(?:(?:GSP RM|LibOS) heartbeat timed out|_kgspIsHeartbeatTimedOut: Heartbeat)"
+        ),
         None,
         "the GPU System Processor stopped answering (its heartbeat timed out)",
         "machine",
         GSP,
     ),
     # 525-535 drivers: "NVRM: ... Timeout waiting for RPC from GSP! Expected function 76 ..."
-    # (newer drivers print the same text inside Xid 119, which the Xid reader keeps)
+    # (newer drivers print the same text inside Xid 119, which the Xid reader keeps); 595
+    # drivers open their RPC-timeout report with a banner, "_kgspLogRpcTimeout: ****** GSP
+    # Timeout ******" (open-gpu-kernel-modules#1230)
     NvrmFault(
         "gsp_rpc_timeout",
         re.compile(
-            r"NVRM: .*Timeout (?:after \d+s of )?waiting for RPC (?:response )?from \w*\s?GSP"
+            r"NVRM: .*(?:Timeout (?:after \d+s of )?waiting for RPC (?:response )?from \w*\s?GSP"
+            r"|_kgspLogRpcTimeout: \*+ GSP Timeout)"
         ),
         None,
         "a call into the GPU System Processor firmware timed out (as Xid 119)",
@@ -124,14 +131,17 @@ CATALOGUE = (
         "machine",
         f"{RESET}; {RMA}",
     ),
-    # The GSP's own watchdog, printed by the firmware log without an NVRM prefix in some drivers
+    # "NVRM: krcWatchdog_IMPL: RC watchdog: GPU is probably locked!  Notify Timeout Seconds: 7",
+    # printed before the Xid 8 it raises (open-gpu-kernel-modules#1159): judged as NVIDIA judges
+    # Xid 8 (RESTART_APP), so a node is not failed for what a hung application can cause.
     NvrmFault(
-        "gsp_watchdog",
-        re.compile(r"\bGSP\b.*\bwatchdog\b|\bwatchdog\b.*\bGSP\b", re.I),
+        "rc_watchdog",
+        re.compile(r"NVRM: .*RC watchdog: GPU is probably locked"),
         None,
-        "the GPU System Processor's watchdog fired: a firmware task hung",
-        "machine",
-        GSP,
+        "the driver's channel watchdog saw the GPU stop processing (it raises Xid 8)",
+        "application",
+        "restart the application; if it recurs with no application fault, reset the GPU and "
+        "ask the provider (NVIDIA's Xid 8: RESTART_APP, then CONTACT_SUPPORT)",
     ),
     # NVRM: knvlinkDiscoverPostRxDetLinks_GH100: Getting peer0's postRxDetLinkMask failed!
     NvrmFault(
