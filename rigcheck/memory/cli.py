@@ -11,13 +11,13 @@ from fractions import Fraction
 from pathlib import Path
 
 from rigcheck.errors import RigcheckError, one_line_errors
-from rigcheck.memory import model_source, trace
+from rigcheck.memory import hybrid_layers, model_source, trace
 from rigcheck.memory.activations import ATTENTION, RECOMPUTE
 from rigcheck.memory.advice import advise
 from rigcheck.memory.advice_report import print_advice
 from rigcheck.memory.architecture import Architecture
 from rigcheck.memory.errors import ConfigError
-from rigcheck.memory.estimate import DEFAULT_OVERHEAD_BYTES, Estimate, Job, estimate
+from rigcheck.memory.estimate import DEFAULT_OVERHEAD_BYTES, Estimate, Job, estimate, vllm_layout
 from rigcheck.memory.frameworks import CONVENTIONS, DEFAULT_FRAMEWORK, FRAMEWORKS
 from rigcheck.memory.hf_config import read_config
 from rigcheck.memory.inference import (
@@ -229,6 +229,7 @@ def job_from_args(args: argparse.Namespace) -> Job:
     return Job(
         arch=arch,
         traced=traced,
+        hybrid=hybrid_layers.from_config(fields) if fields and arch is None else None,
         params=traced.parameters.total if traced and arch is None else args.params or 0,
         method=args.method,
         lora_rank=args.lora_rank,
@@ -286,6 +287,8 @@ def fit_report(args: argparse.Namespace, job: Job, result: Estimate, device: int
             f"{job.engine}: weights + KV cache (KV heads per GPU = max(1, kv_heads / tp))"
             + (f", {job.block_size}-token blocks" if job.engine == "vllm" else "")
         )
+        if job.arch is None and job.hybrid is not None:
+            out["convention"] = hybrid_convention(job)
     out["dp"] = job.dp
     if job.traced is not None:
         out["trace"] = trace.summary(job.traced)
@@ -299,6 +302,22 @@ def fit_report(args: argparse.Namespace, job: Job, result: Estimate, device: int
     if isinstance(job.lora_targets, tuple):
         out["job"]["lora_targets"] = list(job.lora_targets)
     return out
+
+
+def hybrid_convention(job: Job) -> str:
+    """How a hybrid / chunked-attention family's figures were obtained, in one line."""
+    hy, lay = job.hybrid, vllm_layout(job, job.seq)
+    parts = [
+        f"vllm {job.vllm_version}: weights = traced parameters / (tp x pp), split evenly",
+        f"KV = vLLM's groups ({lay.group_size} layers, {lay.block}-token blocks, "
+        f"{lay.page_bytes:,} B pages)",
+    ]
+    if hy.mamba_layers:
+        parts.append(f"{hy.mamba_layers} {hy.mamba.kind} layers: 1 padded page of conv + ssm "
+                     "state per request (mamba_cache_mode none)")  # fmt: skip
+    if hy.chunked_layers:
+        parts.append(f"{hy.chunked_layers} chunked-attention layers ({hy.chunk}-token chunks)")
+    return "; ".join(parts) + "; activations: estimate from the config's widths"
 
 
 def plan_written(output: str, device: str | None) -> str:

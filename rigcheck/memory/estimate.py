@@ -12,6 +12,8 @@ from rigcheck.memory.architecture import (
 )
 from rigcheck.memory.checkpoint_formats import weights_bytes as checkpoint_weights_bytes
 from rigcheck.memory.errors import ConfigError
+from rigcheck.memory.hybrid_layers import activation_bytes as hybrid_activation_bytes
+from rigcheck.memory.hybrid_layers import per_gpu as hybrid_per_gpu
 from rigcheck.memory.inference import (
     ENGINES,
     VLLM_GPU_MEMORY_UTILIZATION,
@@ -35,7 +37,16 @@ from rigcheck.memory.quantization import nf4_bits
 from rigcheck.memory.sharding import offload_optimizer, shard
 from rigcheck.memory.units import GiB, ceil_div
 from rigcheck.memory.vllm_kv import DEFAULT_VERSION as VLLM_DEFAULT_VERSION
-from rigcheck.memory.vllm_kv import Layout, in_flight_tokens, layout, parse_version
+from rigcheck.memory.vllm_kv import (
+    MAMBA_PAGES,
+    Layout,
+    chunked_blocks,
+    grouped,
+    hybrid_block,
+    in_flight_tokens,
+    layout,
+    parse_version,
+)
 
 # The CUDA context (CUDA runtime, cuBLAS/cuDNN workspaces: ~0.3-1 GiB depending on the driver and
 # lazy module loading) plus the caching allocator's fragmentation. Explicit on purpose: it is a
@@ -80,6 +91,9 @@ class Job:
     async_scheduling: bool = True  # vLLM's default: from 0.26, two batches in flight
     # The real model traced on the meta device (trace.Trace), None: the formulas alone.
     traced: object = None
+    # Hybrid / chunked-attention layers read from config.json (hybrid_layers.HybridLayers): what
+    # vLLM caches for a family the formulas have no Architecture for.
+    hybrid: object = None
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -158,11 +172,23 @@ def _validate_params_only(job: Job) -> None:
     needs_shapes = {
         "--method lora/qlora": job.method != "full" and not (traced_lora and job.method == "lora"),
         "--optimizer adafactor": job.optimizer == "adafactor",
-        "--inference": job.inference,
+        "--inference": job.inference and not _hybrid_inference(job),
     }
     for what, needed in needs_shapes.items():
         if needed:
             raise ConfigError(f"{what} needs the tensor shapes: give --model instead of --params")
+
+
+def _hybrid_inference(job: Job) -> bool:
+    """Inference the hybrid layers can answer: vLLM's cache, weights from the traced count."""
+    if job.hybrid is None or job.traced is None:
+        return False
+    if job.engine != "vllm":
+        raise ConfigError(
+            f"--engine {job.engine}: rigcheck models only vLLM's cache for {job.hybrid.family} "
+            "(Mamba state, chunked attention): use --engine vllm"
+        )
+    return True
 
 
 @dataclass(frozen=True)
@@ -388,6 +414,8 @@ def _inference(job: Job) -> Estimate:
     most loaded tensor/pipeline-parallel GPU; KV heads split over tp, one whole head per GPU when
     tp exceeds them; no gradients, master weights or optimizer state. --gpus beyond tp x pp are
     replicas (data parallel), each holding the same."""
+    if job.arch is None:
+        return _hybrid_inference_estimate(job)
     # Serving a LoRA model merges the adapters into the base; NF4 weights cannot take them.
     state = unsharded_state(replace(job, method="qlora" if job.method == "qlora" else "full"))
     arch, tp = job.arch, job.tp
@@ -412,6 +440,32 @@ def _inference(job: Job) -> Estimate:
     )
 
 
+def _hybrid_inference_estimate(job: Job) -> Estimate:
+    """A hybrid or chunked-attention family: weights = the traced parameter count in the working
+    dtype, split evenly over tp x pp (the trace has no per-rank shapes); vLLM's cache by its
+    groups; activations by the config's widths (hybrid_layers.activation_bytes), over tp."""
+    element = precision(job.precision).activation_bytes
+    params = job.traced.parameters.total
+    step = job.max_num_batched_tokens
+    acts = hybrid_activation_bytes(job.hybrid, job.seq, job.batch, element, step)
+    return Estimate(
+        params=params,
+        trainable_params=0,
+        weights_bytes=ceil_div(params * precision(job.precision).weight_bytes, job.tp * job.pp),
+        grads_bytes=0,
+        master_bytes=0,
+        optimizer_bytes=0,
+        activations_bytes=ceil_div(acts, job.tp),
+        kv_cache_bytes=job.batch * kv_bytes_per_request(job, job.seq),
+        overhead_bytes=job.overhead_bytes,
+        host_bytes=0,
+        activations_modelled=True,
+        active_params=_active(job),
+        params_source="traced",
+        activations_source="formula (config widths)",
+    )
+
+
 def kv_bytes_per_request(job: Job, tokens: int) -> int:
     """KV cache bytes one GPU reserves for one request of `tokens` tokens: vLLM's padded groups
     of whole blocks (vllm_kv), or transformers' exact tokens."""
@@ -426,8 +480,27 @@ def vllm_layout(job: Job, tokens: int) -> Layout:
     flight = in_flight_tokens(
         job.vllm_version, job.max_num_batched_tokens, job.async_scheduling, job.pp
     )
+    if job.arch is None and job.hybrid is not None:
+        return _hybrid_layout(job, tokens, flight)
     share = _kv_share(job.arch, job.tp, job.pp)
     return layout(share, tokens, _kv_element(job), job.block_size, flight)
+
+
+def _hybrid_layout(job: Job, tokens: int, flight: int) -> Layout:
+    """vLLM's groups for full, chunked and Mamba layers on one GPU: one page size for all (the
+    attention block raised to hold a Mamba state, the state padded to it)."""
+    hy = job.hybrid
+    full, chunked, mamba = hybrid_per_gpu(hy, job.pp)
+    kv_heads = max(1, hy.kv_heads // job.tp)  # as kv_heads_per_gpu
+    token_bytes = 2 * kv_heads * hy.head_dim * _kv_element(job)
+    block = job.block_size
+    if mamba:
+        state = hy.mamba.state_bytes(job.tp, precision(job.precision).activation_bytes)
+        block = hybrid_block(token_bytes, state, block)
+    types = [(full, ceil_div(tokens, block)), (mamba, MAMBA_PAGES["none"])]
+    if chunked:
+        types.append((chunked, chunked_blocks(hy.chunk, tokens, block, flight)))
+    return grouped(block * token_bytes, block, types)
 
 
 def _kv_element(job: Job) -> int:

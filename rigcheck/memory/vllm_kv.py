@@ -26,9 +26,12 @@ What changed between versions (each rule with the code it was read from):
   kv_cache_utils.py; the one-line log "GPU KV cache size: N tokens, Maximum concurrency for ..."
   in vllm issue #51041). Which release first logged it was not pinned; rigcheck ties it to 0.26.
 
-Not modelled here: Mamba state (MambaSpec) and chunked local attention (ChunkedLocalAttentionSpec)
-layers: the families that have them (Falcon-H1, Jamba, Granite-4 hybrids; Llama-4) are known to
-the trace only, and inference for them is refused (their activations need shapes).
+- Chunked local attention (Llama-4): the same in-flight tokens, one chunk plus them, no extra block.
+
+Mamba layers (MambaSpec, kv_cache_interface.py at 001cabc1): one page of conv + ssm state per
+request and layer in mamba_cache_mode "none" (two in "align"), the page padded to the attention
+page, whose block is raised until it holds one Mamba state (hybrid_block). The state shapes per
+family: hybrid_layers.
 """
 
 from dataclasses import dataclass
@@ -101,20 +104,55 @@ def sliding_blocks(window: int, tokens: int, block: int, in_flight: int) -> int:
     return ceil_div(min(window - 1 + in_flight, tokens), block) + 1
 
 
+def chunked_blocks(chunk: int, tokens: int, block: int, in_flight: int) -> int:
+    """ChunkedLocalAttentionSpec: one chunk plus the in-flight tokens, capped at the request; no
+    extra block (chunks start at multiples of the chunk size). kv_cache_interface.py at 001cabc1
+    adds max_num_batched_tokens (0.25); the newer max_admission_blocks_per_request adds
+    VllmConfig.max_in_flight_tokens, the same change as the sliding window's (PR #47728)."""
+    return ceil_div(min(chunk + in_flight, tokens), block)
+
+
+def grouped(page: int, block: int, types: list[tuple[int, int]]) -> Layout:
+    """Groups of layers of each type ((layers, blocks one request takes per layer)), all drawing
+    `page`-byte blocks from one pool (_get_kv_cache_groups_uniform_page_size)."""
+    counts = [n for n, _ in types if n]
+    size = min(counts)
+    if max(counts) < 1.5 * size:
+        size = max(counts)
+    groups = [blocks for n, blocks in types if n for _ in range(ceil_div(n, size))]
+    return Layout(page, block, size, tuple(groups))
+
+
 def layout(share: Architecture, tokens: int, element_bytes: int, block: int, in_flight: int):
     """The groups of one GPU's layers (`share`: its layers and KV heads) at `tokens` per request."""
     page = share.kv_cache_width * block * element_bytes
     sliding = share.sliding_layers if share.sliding_window else 0
-    counts = [n for n in (share.layers - sliding, sliding) if n]
-    size = min(counts)
-    if max(counts) < 1.5 * size:
-        size = max(counts)
-    full_blocks = ceil_div(tokens, block)
-    groups = [full_blocks] * ceil_div(share.layers - sliding, size)
-    if sliding:
-        window = sliding_blocks(share.sliding_window, tokens, block, in_flight)
-        groups += [window] * ceil_div(sliding, size)
-    return Layout(page, block, size, tuple(groups))
+    window = sliding_blocks(share.sliding_window, tokens, block, in_flight) if sliding else 0
+    return grouped(
+        page, block, [(share.layers - sliding, ceil_div(tokens, block)), (sliding, window)]
+    )
+
+
+# Attention block sizes a hybrid's block is rounded up to (16 in HybridAttentionMambaModelConfig,
+# vllm/model_executor/models/config.py at commit 0144dd5b: "some attention backends (e.g. FA) only
+# support setting block size to multiple of 16"; newer releases take the backend's kernel block
+# alignment, not read here).
+HYBRID_BLOCK_ALIGNMENT = 16
+
+
+def hybrid_block(attention_token_bytes: int, mamba_page: int, block: int) -> int:
+    """The attention block vLLM sets so that one attention page holds one Mamba state: the
+    configured block, raised to 16 x cdiv(mamba page, 16 x attention bytes per token) when
+    smaller; the Mamba page is then padded to the attention page (mamba_page_size_padded)."""
+    needed = HYBRID_BLOCK_ALIGNMENT * ceil_div(
+        mamba_page, HYBRID_BLOCK_ALIGNMENT * attention_token_bytes
+    )
+    return max(block, needed)
+
+
+# MambaSpec.max_memory_usage_bytes pages per request and layer, by mamba_cache_mode
+# (kv_cache_interface.py at 001cabc1; CacheConfig's default "none": prefix caching off).
+MAMBA_PAGES = {"none": 1, "align": 2}
 
 
 def capacity(lay: Layout, available: int, max_model_len: int, version: str) -> dict:
