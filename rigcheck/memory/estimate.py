@@ -13,6 +13,7 @@ from rigcheck.memory.architecture import (
 from rigcheck.memory.checkpoint_formats import weights_bytes as checkpoint_weights_bytes
 from rigcheck.memory.errors import ConfigError
 from rigcheck.memory.hybrid_layers import activation_bytes as hybrid_activation_bytes
+from rigcheck.memory.hybrid_layers import check_parallel as check_hybrid_parallel
 from rigcheck.memory.hybrid_layers import per_gpu as hybrid_per_gpu
 from rigcheck.memory.inference import (
     ENGINES,
@@ -142,7 +143,10 @@ def _validate_combinations(job: Job) -> None:
             f"--seq {job.seq} is longer than the model's {job.arch.max_positions} positions "
             "(max_position_embeddings)"
         )
-    check_parallel(job.arch, job.parallel, job.gpus)
+    if job.arch is None and job.inference and job.hybrid is not None:
+        check_hybrid_parallel(job.hybrid, job.parallel, job.gpus)
+    else:
+        check_parallel(job.arch, job.parallel, job.gpus)
     quantized = job.arch is not None and job.arch.checkpoint is not None
     if quantized and not job.inference and job.method != "lora":
         raise ConfigError(

@@ -221,6 +221,19 @@ def activation_bytes(
     return element_bytes * in_flight * per_token + 4 * batch * hy.vocab
 
 
+def check_parallel(hy: HybridLayers, par, gpus: int) -> None:
+    """The tensor/pipeline layouts vLLM can serve these layers with; one line when not."""
+    if min(par.tp, par.pp, par.ep, par.cp) < 1 or gpus % (par.tp * par.pp * par.cp):
+        raise ConfigError(f"--gpus {gpus} is not a multiple of tp x pp x cp, each >= 1")
+    if par.ep > 1 or par.cp > 1:
+        raise ConfigError(f"{hy.family} inference: rigcheck models --tp and --pp only")
+    if hy.heads % par.tp or par.pp > hy.layers:
+        raise ConfigError(
+            f"--tp {par.tp} must divide the {hy.heads} attention heads and --pp {par.pp} "
+            f"must not exceed the {hy.layers} layers"
+        )
+
+
 def per_gpu(hy: HybridLayers, pp: int) -> tuple[int, int, int]:
     """(full, chunked, mamba) layers on the most loaded pipeline stage."""
     return tuple(ceil_div(n, pp) for n in (hy.full_layers, hy.chunked_layers, hy.mamba_layers))
