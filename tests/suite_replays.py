@@ -12,7 +12,6 @@ import copy
 import hashlib
 import itertools
 import json
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -22,6 +21,8 @@ from typing import Any
 import pytest
 from junit_cases import Case, read_junit
 from module_state import forget_unloaded_submodules
+
+from rigcheck.testing.plugin_scan import narrowed
 
 REPO = Path(__file__).resolve().parents[1]
 SUITES = REPO / "suites"
@@ -54,10 +55,9 @@ class SuiteRunner:
         options = [self._option(o, value, n) for o, value in given if value is not None]
         junit = self.pytester.path / f"junit-{n}.xml"
         forget_unloaded_submodules()  # an earlier in-process run's imports must not leak in
-        with specs_read_once(), no_plugin_autoload():
+        with specs_read_once(), narrowed():
             result = self.pytester.runpytest_inprocess(
                 *options,
-                *PLUGINS,
                 *self.common,
                 *args,  # after the common options, so a run can turn one back
                 f"--junitxml={junit}",
@@ -76,28 +76,6 @@ class SuiteRunner:
             path.write_text(json.dumps(value))
             value = path
         return f"{option}={value}"
-
-
-# The one installed plugin the suites need (the perf checks ask for its `benchmark` fixture);
-# rigcheck's own comes from the checkout's conftest.py.
-PLUGINS = ("-p", "pytest_benchmark.plugin")
-
-
-@contextmanager
-def no_plugin_autoload() -> Iterator[None]:
-    """Each run without pytest's scan of every installed distribution for plugins: in an
-    environment with torch, transformers and deepspeed the scan was a sixth of a short replay,
-    and the plugins it finds (xdist, hypothesis, anyio) are none the suites use."""
-    key = "PYTEST_DISABLE_PLUGIN_AUTOLOAD"
-    before = os.environ.get(key)
-    os.environ[key] = "1"
-    try:
-        yield
-    finally:
-        if before is None:
-            del os.environ[key]
-        else:
-            os.environ[key] = before
 
 
 # Validated specs by the bytes they were read from: the same files give the same specs, and a

@@ -12,7 +12,8 @@ from dataclasses import dataclass, replace
 
 from rigcheck.memory.activations import RECOMPUTE
 from rigcheck.memory.errors import ConfigError
-from rigcheck.memory.estimate import Job, estimate, vllm_layout
+from rigcheck.memory.estimate import Job, estimate
+from rigcheck.memory.kv_per_gpu import vllm_layout
 from rigcheck.memory.vllm_kv import capacity, in_flight_tokens
 
 SEARCH_LIMIT = 1 << 20  # batch, sequence, data-parallel degree: far beyond any real job

@@ -17,7 +17,7 @@ from rigcheck.memory.advice import advise
 from rigcheck.memory.advice_report import print_advice
 from rigcheck.memory.architecture import Architecture
 from rigcheck.memory.errors import ConfigError
-from rigcheck.memory.estimate import DEFAULT_OVERHEAD_BYTES, Estimate, Job, estimate, vllm_layout
+from rigcheck.memory.estimate import DEFAULT_OVERHEAD_BYTES, Estimate, Job, estimate
 from rigcheck.memory.frameworks import CONVENTIONS, DEFAULT_FRAMEWORK, FRAMEWORKS
 from rigcheck.memory.hf_config import read_config
 from rigcheck.memory.inference import (
@@ -26,6 +26,7 @@ from rigcheck.memory.inference import (
     VLLM_GPU_MEMORY_UTILIZATION,
     VLLM_MAX_NUM_BATCHED_TOKENS,
 )
+from rigcheck.memory.kv_per_gpu import vllm_layout
 from rigcheck.memory.lora import default_targets, parse_targets
 from rigcheck.memory.model_state import METHODS
 from rigcheck.memory.optimizers import OPTIMIZERS

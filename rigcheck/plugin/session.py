@@ -20,6 +20,7 @@ from rigcheck.check import command_line as check_command_line
 from rigcheck.gate.busy import not_judged
 from rigcheck.plugin.core import SUITES_DIR, is_suite_item, resolve_target
 from rigcheck.reports import certificate as cert
+from rigcheck.reports.benchmark_json import BenchmarkJson
 from rigcheck.reports.ending import (
     claim,
     interrupt_reason,
@@ -457,28 +458,6 @@ class ReportSession:
     def _is_suite_id(self, nodeid: str) -> bool:
         path = (self.config.rootpath / nodeid.split("::")[0]).resolve()
         return SUITES_DIR in path.parents
-
-
-class BenchmarkJson:
-    """benchmark.json as pytest-benchmark's --benchmark-json value, for every version rigcheck
-    allows: up to 5.2 it is an open file (`with json as fh`), from 5.3 a path (`open(json)`)."""
-
-    def __init__(self, path: Path):
-        self.path = path
-        self._file = None
-
-    def __fspath__(self) -> str:
-        return str(self.path)
-
-    def __str__(self) -> str:
-        return str(self.path)
-
-    def __enter__(self):
-        self._file = open(self.path, "wb")
-        return self._file
-
-    def __exit__(self, *exc: object) -> None:
-        self._file.close()
 
 
 def incomplete_measurements(config: pytest.Config) -> str | None:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import io
 import json
-import os
 import random
 import sys
 import tempfile
@@ -24,7 +23,6 @@ from contextlib import contextmanager, redirect_stderr, redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from unittest import mock
 
 import pytest
 
@@ -32,6 +30,7 @@ from rigcheck.facts import typed
 from rigcheck.layout import ROOT_DIR
 from rigcheck.spec import load_spec
 from rigcheck.testing import mutations
+from rigcheck.testing.plugin_scan import narrowed
 from rigcheck.testing.synthetic import synthetic_snapshot
 
 
@@ -72,21 +71,14 @@ def replay(snapshot: dict[str, Any], name: str, workdir: Path) -> Replay:
         "no:cacheprovider",
         "-p",
         "no:rigcheck.plugin.reports",  # the certificate judges nothing; it costs most of a run
-        "-p",
-        "pytest_benchmark.plugin",  # rigcheck's measuring plugin implements its hooks
+        *("-p", "no:xdist", "-p", "no:xdist.looponfail", "-p", "no:anyio"),
         "-p",
         "rigcheck.plugin",
         "--rootdir",
         str(ROOT_DIR),
         str(SUITES_DIR / "facts"),
     ]
-    # No scan of every installed distribution for pytest plugins (a sixth of a replay in an
-    # environment with torch and transformers): the fact checks need rigcheck's plugin alone.
-    with (
-        redirect_stdout(out),
-        redirect_stderr(out),
-        mock.patch.dict(os.environ, {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}),
-    ):
+    with redirect_stdout(out), redirect_stderr(out), narrowed():
         ret = pytest.main(args, plugins=[collector])
     return Replay(int(ret), collector.failed, collector.errors, out.getvalue())
 

@@ -23,7 +23,8 @@ import pytest
 
 from rigcheck.memory import hybrid_layers
 from rigcheck.memory.errors import ConfigError
-from rigcheck.memory.estimate import Job, estimate, kv_bytes_per_request, vllm_layout
+from rigcheck.memory.estimate import Job, estimate
+from rigcheck.memory.kv_per_gpu import kv_bytes_per_request, vllm_layout
 
 BF16 = 2
 

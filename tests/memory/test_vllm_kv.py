@@ -8,9 +8,10 @@ import pytest
 
 from rigcheck.memory.advice import kv_capacity
 from rigcheck.memory.cli import main
-from rigcheck.memory.estimate import Job, estimate, vllm_layout
+from rigcheck.memory.estimate import Job, estimate
 from rigcheck.memory.hf_config import from_hf_config
 from rigcheck.memory.inference import kv_cache_bytes
+from rigcheck.memory.kv_per_gpu import vllm_layout
 from rigcheck.memory.vllm_kv import Layout, in_flight_tokens, layout, sliding_blocks
 
 # Gemma-3-27B's text_config (google/gemma-3-27b-it config.json: 62 layers, 16 KV heads of 128,

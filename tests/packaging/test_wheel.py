@@ -140,7 +140,7 @@ def test_the_hint_is_silent_for_other_projects(pytester):
 
 
 def test_benchmark_json_is_a_file_for_old_pytest_benchmark_and_a_path_for_new(tmp_path):
-    from rigcheck.plugin.session import BenchmarkJson
+    from rigcheck.reports.benchmark_json import BenchmarkJson
 
     target = BenchmarkJson(tmp_path / "benchmark.json")
     with target as fh:  # pytest-benchmark up to 5.2: `with self.json as fh`

@@ -30,6 +30,7 @@ from rigcheck.testing.coverage.amd import amd_facts
 from rigcheck.testing.coverage.measurements import replay_file
 from rigcheck.testing.coverage.node import Node, amd_base
 from rigcheck.testing.nvml_sim.snapshot import fake_sysfs, simulated_snapshot
+from rigcheck.testing.plugin_scan import narrowed
 from rigcheck.testing.synthetic import synthetic_snapshot
 
 CAMPAIGN_BUDGET_S = 600
@@ -158,6 +159,7 @@ def judge(node: Node, tier: str, folder: Path, rng: random.Random | None = None)
         mock.patch.dict(os.environ, {"RIGCHECK_HISTORY": "none"}),
         contextlib.redirect_stdout(io.StringIO()),  # a campaign prints its matrix, not 100 runs
         warnings.catch_warnings(),
+        narrowed(),
     ):
         warnings.simplefilter("ignore")
         code = pytest.main(pytest_args(args))
