@@ -227,10 +227,12 @@ def job_from_args(args: argparse.Namespace) -> Job:
         args.seq if args.seq is not None else min(2048, (arch.max_positions if arch else 0) or 2048)
     )
     traced = _trace(args, arch, fields, seq)
+    # Read only for --inference: a training run of these families needs no cache description.
+    hybrid = hybrid_layers.from_config(fields) if fields and not arch and args.inference else None
     return Job(
         arch=arch,
         traced=traced,
-        hybrid=hybrid_layers.from_config(fields) if fields and arch is None else None,
+        hybrid=hybrid,
         params=traced.parameters.total if traced and arch is None else args.params or 0,
         method=args.method,
         lora_rank=args.lora_rank,
@@ -318,6 +320,10 @@ def hybrid_convention(job: Job) -> str:
                      "state per request (mamba_cache_mode none)")  # fmt: skip
     if hy.chunked_layers:
         parts.append(f"{hy.chunked_layers} chunked-attention layers ({hy.chunk}-token chunks)")
+    if hy.sliding_layers:
+        parts.append(f"{hy.sliding_layers} sliding-window layers ({hy.window}-token window)")
+    if hy.quantization:
+        parts.append(f"weights at --precision: the checkpoint's {hy.quantization} not modelled")
     return "; ".join(parts) + "; activations: estimate from the config's widths"
 
 

@@ -20,6 +20,12 @@ falcon_h1.py and granitemoehybrid.py in the code index); Jamba mamba_expand x hi
 mamba_d_state, mamba_d_conv (jamba.py, likewise).
 Llama-4: use_chunked_local_attn = not nope and attention_chunk_size (vllm llama4.py), nope where
 transformers' no_rope_layers holds 0 (default: every no_rope_layer_interval-th layer, 4).
+
+The attention-only families the formulas have no Architecture for: OLMo-2 and GLM-4 (every layer
+full attention), gpt-oss (layer_types alternating "sliding_attention" (sliding_window tokens, 128)
+and "full_attention"; without layer_types the even layers slide, as openai/gpt-oss's reference
+model sets `sliding_window if layer_idx % 2 == 0`). gpt-oss's attention sinks are one learned
+logit per head: a parameter, no cached token.
 """
 
 from dataclasses import dataclass
@@ -28,7 +34,7 @@ from math import prod
 from rigcheck.memory.errors import ConfigError
 from rigcheck.memory.units import ceil_div
 
-FAMILIES = ("falcon_h1", "jamba", "granitemoehybrid", "llama4_text")
+FAMILIES = ("falcon_h1", "jamba", "granitemoehybrid", "llama4_text", "olmo2", "glm4", "gpt_oss")
 
 
 @dataclass(frozen=True)
@@ -88,10 +94,13 @@ class HybridLayers:
     mlp_width: int  # the widest MLP one token passes through (k experts + shared)
     vocab: int
     parallel_mixers: bool = False  # Falcon-H1: attention and Mamba in the same layer
+    sliding_layers: int = 0  # sliding-window attention (gpt-oss), `window` tokens
+    window: int = 0
+    quantization: str = ""  # config.json's quantization_config quant_method, if any
 
     @property
     def attention_layers(self) -> int:
-        return self.full_layers + self.chunked_layers
+        return self.full_layers + self.chunked_layers + self.sliding_layers
 
 
 def _divide(value: int, tp: int) -> int:
@@ -129,12 +138,16 @@ def from_config(config: dict) -> HybridLayers | None:
         hidden=hidden,
         heads=heads,
         vocab=_int(config, "vocab_size"),
+        quantization=str((config.get("quantization_config") or {}).get("quant_method") or ""),
     )
     return {
         "falcon_h1": _falcon_h1,
         "jamba": _jamba,
         "granitemoehybrid": _granite,
         "llama4_text": _llama4,
+        "olmo2": _full_attention,
+        "glm4": _full_attention,
+        "gpt_oss": _gpt_oss,
     }[family](config, layers, hidden, common)
 
 
@@ -205,6 +218,22 @@ def _llama4(config: dict, layers: int, hidden: int, common: dict) -> HybridLayer
                         **common)  # fmt: skip
 
 
+def _full_attention(config: dict, layers: int, hidden: int, common: dict) -> HybridLayers:
+    return HybridLayers(full_layers=layers, chunked_layers=0, chunk=0, mamba_layers=0,
+                        mamba=None, mlp_width=_mlp(config), **common)  # fmt: skip
+
+
+def _gpt_oss(config: dict, layers: int, hidden: int, common: dict) -> HybridLayers:
+    types = config.get("layer_types") or [
+        "sliding_attention" if i % 2 == 0 else "full_attention" for i in range(layers)
+    ]
+    window = _int(config, "sliding_window", 0)
+    sliding = sum(t == "sliding_attention" for t in types[:layers]) if window else 0
+    return HybridLayers(full_layers=layers - sliding, chunked_layers=0, chunk=0, mamba_layers=0,
+                        mamba=None, mlp_width=_mlp(config), sliding_layers=sliding,
+                        window=window, **common)  # fmt: skip
+
+
 def activation_bytes(
     hy: HybridLayers, tokens: int, batch: int, element_bytes: int, step_tokens: int
 ) -> int:
@@ -234,6 +263,7 @@ def check_parallel(hy: HybridLayers, par, gpus: int) -> None:
         )
 
 
-def per_gpu(hy: HybridLayers, pp: int) -> tuple[int, int, int]:
-    """(full, chunked, mamba) layers on the most loaded pipeline stage."""
-    return tuple(ceil_div(n, pp) for n in (hy.full_layers, hy.chunked_layers, hy.mamba_layers))
+def per_gpu(hy: HybridLayers, pp: int) -> tuple[int, int, int, int]:
+    """(full, chunked, mamba, sliding) layers on the most loaded pipeline stage."""
+    counts = (hy.full_layers, hy.chunked_layers, hy.mamba_layers, hy.sliding_layers)
+    return tuple(ceil_div(n, pp) for n in counts)

@@ -20,6 +20,7 @@ from rigcheck.memory.vllm_kv import (
     hybrid_block,
     in_flight_tokens,
     layout,
+    sliding_blocks,
 )
 
 # Each function takes an estimate.Job (not imported: estimate imports this module).
@@ -47,10 +48,10 @@ def vllm_layout(job: Job, tokens: int) -> Layout:
 
 
 def _hybrid_layout(job: Job, tokens: int, flight: int) -> Layout:
-    """vLLM's groups for full, chunked and Mamba layers on one GPU: one page size for all (the
-    attention block raised to hold a Mamba state, the state padded to it)."""
+    """vLLM's groups for full, chunked, sliding-window and Mamba layers on one GPU: one page size
+    for all (the attention block raised to hold a Mamba state, the state padded to it)."""
     hy = job.hybrid
-    full, chunked, mamba = hybrid_per_gpu(hy, job.pp)
+    full, chunked, mamba, sliding = hybrid_per_gpu(hy, job.pp)
     kv_heads = max(1, hy.kv_heads // job.tp)  # as kv_heads_per_gpu
     token_bytes = 2 * kv_heads * hy.head_dim * _kv_element(job)
     block = job.block_size
@@ -60,6 +61,8 @@ def _hybrid_layout(job: Job, tokens: int, flight: int) -> Layout:
     types = [(full, ceil_div(tokens, block)), (mamba, MAMBA_PAGES["none"])]
     if chunked:
         types.append((chunked, chunked_blocks(hy.chunk, tokens, block, flight)))
+    if sliding:
+        types.append((sliding, sliding_blocks(hy.window, tokens, block, flight)))
     return grouped(block * token_bytes, block, types)
 
 

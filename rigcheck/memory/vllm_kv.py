@@ -27,6 +27,7 @@ What changed between versions (each rule with the code it was read from):
   in vllm issue #51041). Which release first logged it was not pinned; rigcheck ties it to 0.26.
 
 - Chunked local attention (Llama-4): the same in-flight tokens, one chunk plus them, no extra block.
+The same rules serve the trace-only families read by hybrid_layers (gpt-oss's sliding layers).
 
 Mamba layers (MambaSpec, kv_cache_interface.py at 001cabc1): one page of conv + ssm state per
 request and layer in mamba_cache_mode "none" (two in "align"), the page padded to the attention

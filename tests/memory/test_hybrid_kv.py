@@ -244,3 +244,96 @@ def test_one_mamba_layers_state_is_vllms_page_before_padding(cfg: dict, tp: int)
                                          cfg["mamba_d_state"], cfg["mamba_d_conv"])  # fmt: skip
     assert mamba.shapes(tp) == shapes
     assert mamba.state_bytes(tp, BF16) == vllm_mamba_page_size_bytes(shapes, (BF16, BF16))
+
+
+# --- attention-only trace families: OLMo-2, GLM-4, gpt-oss -----------------------------------
+# openai/gpt-oss-20b config.json as quoted in a circuit-tracer test (find_string id 54188904742:
+# 24 layers, layer_types sliding/full alternating, sliding_window 128, 32 experts, top 4);
+# openai/gpt-oss-120b from its URL-cited quote (find_string id 71368259812: 36 layers, 128
+# experts, layer_types 18 x [sliding, full]).
+GPT_OSS_20B = {
+    "model_type": "gpt_oss", "head_dim": 64, "hidden_size": 2880, "intermediate_size": 2880,
+    "layer_types": ["sliding_attention", "full_attention"] * 12, "num_attention_heads": 64,
+    "num_experts_per_tok": 4, "num_hidden_layers": 24, "num_key_value_heads": 8,
+    "num_local_experts": 32, "sliding_window": 128, "vocab_size": 201088,
+    "quantization_config": {"quant_method": "mxfp4"},
+}  # fmt: skip
+GPT_OSS_120B = dict(GPT_OSS_20B, num_hidden_layers=36, num_local_experts=128,
+                    layer_types=["sliding_attention", "full_attention"] * 18)  # fmt: skip
+# THUDM/glm-4-9b-chat-hf (Glm4ForCausalLM) fields as quoted in a Rust test's
+# parses_glm4_config_partial_rotary (find_string id 56014767049; the quote names no repository).
+GLM4_9B = {
+    "model_type": "glm4", "hidden_size": 4096, "intermediate_size": 13696,
+    "num_hidden_layers": 40, "num_attention_heads": 32, "num_key_value_heads": 2,
+    "head_dim": 128, "vocab_size": 151552, "partial_rotary_factor": 0.5,
+}  # fmt: skip
+# allenai/OLMo-2-1124-7B: written by hand after searching (no quote of its config.json found;
+# OLMo-2-0425-1B's verbatim quote, find_string id 58554976702, has the same field names).
+OLMO2_7B = {
+    "model_type": "olmo2", "hidden_size": 4096, "intermediate_size": 11008,
+    "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 32,
+    "vocab_size": 100352,
+}  # fmt: skip
+
+
+def vllm_full_attention_usage(max_model_len: int, page_size_bytes: int, block_size: int) -> int:
+    """FullAttentionSpec.max_memory_usage_bytes (kv_cache_interface.py at 001cabc1)."""
+    return cdiv(max_model_len, block_size) * page_size_bytes
+
+
+def vllm_sliding_window_usage(sliding_window, max_model_len, max_num_batched_tokens,
+                              page_size_bytes, block_size) -> int:  # fmt: skip
+    """SlidingWindowSpec.max_memory_usage_bytes (at 001cabc1; from 0.26 the in-flight tokens
+    are max_in_flight_tokens, the same place)."""
+    num_tokens = min(sliding_window - 1 + max_num_batched_tokens, max_model_len)
+    return (cdiv(num_tokens, block_size) + 1) * page_size_bytes
+
+
+@pytest.mark.parametrize("cfg", [OLMO2_7B, GLM4_9B], ids=lambda c: c["model_type"])
+@pytest.mark.parametrize("tp", [1, 2])
+def test_full_attention_families_one_group_of_every_layer(cfg: dict, tp: int) -> None:
+    seq, block = 32768, 16
+    head = cfg.get("head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"]
+    page = block * vllm_attn_page_size_1_token(max(1, cfg["num_key_value_heads"] // tp), head, BF16)
+    layers = cfg["num_hidden_layers"]
+    want = vllm_request_bytes([(layers, vllm_full_attention_usage(seq, page, block))], 1)
+    assert kv_bytes_per_request(job(cfg, seq, tp=tp, gpus=tp), seq) == want
+    if cfg is GLM4_9B and tp == 1:  # by hand: 40 layers x 2 x 2 heads x 128 x 2 B = 40 KiB a token
+        assert want == 40 * 2 * 2 * 128 * 2 * seq
+
+
+@pytest.mark.parametrize("cfg", [GPT_OSS_20B, GPT_OSS_120B], ids=["20b", "120b"])
+@pytest.mark.parametrize(("version", "in_flight"), [("0.25", 8192), ("0.33", 2 * 8192)])
+@pytest.mark.parametrize("seq", [4096, 131072])
+def test_gpt_oss_half_its_layers_keep_a_128_token_window(cfg, version, in_flight, seq) -> None:
+    """gpt-oss: sliding and full layers alternate, as many of each: one group size, half the
+    groups charge the window plus the in-flight tokens (capped at the request), not the request."""
+    block = 16
+    page = block * vllm_attn_page_size_1_token(8, 64, BF16)
+    half = cfg["num_hidden_layers"] // 2
+    want = vllm_request_bytes([
+        (half, vllm_full_attention_usage(seq, page, block)),
+        (half, vllm_sliding_window_usage(128, seq, 8192, page, block) if version == "0.25"
+         else vllm_sliding_window_usage(128, seq, in_flight, page, block)),
+    ], 1)  # fmt: skip
+    the_job = job(cfg, seq, vllm_version=version)
+    assert kv_bytes_per_request(the_job, seq) == want
+    assert vllm_layout(the_job, seq).group_size == half
+
+
+def test_gpt_oss_without_layer_types_slides_on_even_layers() -> None:
+    cfg = {k: v for k, v in GPT_OSS_20B.items() if k != "layer_types"}
+    hy = hybrid_layers.from_config(cfg)
+    assert (hy.sliding_layers, hy.full_layers, hy.window) == (12, 12, 128)
+    assert hy.mlp_width == 4 * 2880 and hy.quantization == "mxfp4"  # top-4 experts per token
+
+
+def test_trace_only_attention_families_answer_and_say_how() -> None:
+    from rigcheck.memory.cli import hybrid_convention
+
+    the_job = job(GPT_OSS_20B, 8192)
+    result = estimate(the_job)
+    assert result.kv_cache_bytes == kv_bytes_per_request(the_job, 8192) > 0
+    line = hybrid_convention(the_job)
+    assert "12 sliding-window layers (128-token window)" in line and "mxfp4 not modelled" in line
+    assert "sliding" not in hybrid_convention(job(OLMO2_7B, 8192))

@@ -262,14 +262,17 @@ def test_a_known_text_family_with_a_vision_tower_adds_it_to_the_formulas(capsys,
     assert traced["weights_bytes"] == formula["weights_bytes"] + 2 * extra
 
 
-@pytest.mark.parametrize("family", ["falcon_h1", "llama4"])
+@pytest.mark.parametrize("family", ["falcon_h1", "llama4", "gpt_oss"])
 def test_fit_inference_answers_for_hybrid_and_chunked_families(capsys, tmp_path, family) -> None:
-    """Mamba state and chunked attention as vLLM reserves them (tests/memory/test_hybrid_kv.py
-    holds the bytes to vLLM's code); here: the CLI answers, and says how."""
+    """Mamba state, chunked and sliding-window attention as vLLM reserves them
+    (tests/memory/test_hybrid_kv.py holds the bytes to vLLM's code); here: the CLI answers, and
+    says how."""
     status, report = _fit(capsys, tmp_path, FAMILIES[family][0], "--json", "--inference")
     assert status == 0 and report["params_source"] == "traced"
     assert report["kv_cache_bytes"] == report["advice"]["kv_capacity"]["request_kv_bytes"] > 0
     assert "activations: estimate from the config's widths" in report["convention"]
+    if family == "gpt_oss":  # no layer_types: the even layer slides
+        assert "1 sliding-window layers (8-token window)" in report["convention"]
 
 
 needs_peft = pytest.mark.skipif(not trace.peft_available(), reason="peft is not installed")
