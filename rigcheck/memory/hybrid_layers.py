@@ -23,9 +23,11 @@ transformers' no_rope_layers holds 0 (default: every no_rope_layer_interval-th l
 
 The attention-only families the formulas have no Architecture for: OLMo-2 and GLM-4 (every layer
 full attention), gpt-oss (layer_types alternating "sliding_attention" (sliding_window tokens, 128)
-and "full_attention"; without layer_types the even layers slide, as openai/gpt-oss's reference
-model sets `sliding_window if layer_idx % 2 == 0`). gpt-oss's attention sinks are one learned
-logit per head: a parameter, no cached token.
+and "full_attention"; without layer_types the even layers slide). vLLM's gpt_oss.py passes
+`per_layer_sliding_window = config.sliding_window if layer_idx % 2 == 0 else None` (read in a copy
+in the code index, find_string id 32253450298, not at a named upstream commit), the same layers as
+the released configs' layer_types. gpt-oss's attention sinks are one learned logit per head: a
+parameter, no cached token.
 """
 
 from dataclasses import dataclass
