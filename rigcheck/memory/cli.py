@@ -322,7 +322,9 @@ def hybrid_convention(job: Job) -> str:
         parts.append(f"{hy.chunked_layers} chunked-attention layers ({hy.chunk}-token chunks)")
     if hy.sliding_layers:
         parts.append(f"{hy.sliding_layers} sliding-window layers ({hy.window}-token window)")
-    if hy.quantization:
+    if hy.quantization == "mxfp4":
+        parts.append("routed experts' weights at MXFP4's 4.25 bits, the rest at --precision")
+    elif hy.quantization:
         parts.append(f"weights at --precision: the checkpoint's {hy.quantization} not modelled")
     return "; ".join(parts) + "; activations: estimate from the config's widths"
 

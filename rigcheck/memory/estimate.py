@@ -14,6 +14,7 @@ from rigcheck.memory.checkpoint_formats import weights_bytes as checkpoint_weigh
 from rigcheck.memory.errors import ConfigError
 from rigcheck.memory.hybrid_layers import activation_bytes as hybrid_activation_bytes
 from rigcheck.memory.hybrid_layers import check_parallel as check_hybrid_parallel
+from rigcheck.memory.hybrid_layers import weights_bytes as hybrid_weights_bytes
 from rigcheck.memory.inference import (
     ENGINES,
     VLLM_GPU_MEMORY_UTILIZATION,
@@ -438,16 +439,20 @@ def _inference(job: Job) -> Estimate:
 
 def _hybrid_inference_estimate(job: Job) -> Estimate:
     """A hybrid or chunked-attention family: weights = the traced parameter count in the working
-    dtype, split evenly over tp x pp (the trace has no per-rank shapes); vLLM's cache by its
+    dtype (an MXFP4 checkpoint's experts at 4.25 bits), split evenly over tp x pp (the trace has
+    no per-rank shapes); vLLM's cache by its
     groups; activations by the config's widths (hybrid_layers.activation_bytes), over tp."""
     element = precision(job.precision).activation_bytes
     params = job.traced.parameters.total
     step = job.max_num_batched_tokens
     acts = hybrid_activation_bytes(job.hybrid, job.seq, job.batch, element, step)
+    experts = job.traced.parameters.parts.get("experts", 0)
+    element_w = precision(job.precision).weight_bytes
+    weights = hybrid_weights_bytes(job.hybrid, params, experts, element_w)
     return Estimate(
         params=params,
         trainable_params=0,
-        weights_bytes=ceil_div(params * precision(job.precision).weight_bytes, job.tp * job.pp),
+        weights_bytes=ceil_div(weights, job.tp * job.pp),
         grads_bytes=0,
         master_bytes=0,
         optimizer_bytes=0,

@@ -269,3 +269,18 @@ def per_gpu(hy: HybridLayers, pp: int) -> tuple[int, int, int, int]:
     """(full, chunked, mamba, sliding) layers on the most loaded pipeline stage."""
     counts = (hy.full_layers, hy.chunked_layers, hy.mamba_layers, hy.sliding_layers)
     return tuple(ceil_div(n, pp) for n in counts)
+
+
+# MXFP4 (OCP Microscaling): 4-bit values with one 8-bit scale per 32 of them, 4.25 bits a
+# parameter; gpt-oss ships its MoE expert weights so (OpenAI's gpt-oss model card: "MoE weights
+# quantized to MXFP4 format, where weights are quantized to 4.25 bits per parameter") and vLLM
+# serves them so; the rest stays at the working precision.
+MXFP4_BITS_X4 = 17  # 4.25 bits, in quarter bits
+
+
+def weights_bytes(hy: HybridLayers, total: int, experts: int, element: int) -> int:
+    """The whole model's weight bytes: every parameter at `element` bytes, except the routed
+    experts of an MXFP4 checkpoint (the expert biases the trace counts with them included)."""
+    if hy.quantization != "mxfp4":
+        return total * element
+    return -(-experts * MXFP4_BITS_X4 // 32) + (total - experts) * element

@@ -161,7 +161,8 @@ def _hybrid_request(cfg, tp, max_model_len, mamba_layers, attention_layers, shap
 def job(cfg: dict, seq: int, **kw) -> Job:
     count = 7_000_000_000  # stands in for the traced count; the cache does not depend on it
     traced = SimpleNamespace(
-        parameters=SimpleNamespace(total=count, active=count), lora_trainable=None
+        parameters=SimpleNamespace(total=count, active=count, parts={"experts": 0}),
+        lora_trainable=None,
     )
     return Job(arch=None, params=count, traced=traced, hybrid=hybrid_layers.from_config(cfg),
                inference=True, seq=seq, precision="bf16", **kw)  # fmt: skip
@@ -335,5 +336,18 @@ def test_trace_only_attention_families_answer_and_say_how() -> None:
     result = estimate(the_job)
     assert result.kv_cache_bytes == kv_bytes_per_request(the_job, 8192) > 0
     line = hybrid_convention(the_job)
-    assert "12 sliding-window layers (128-token window)" in line and "mxfp4 not modelled" in line
+    assert "12 sliding-window layers (128-token window)" in line
+    assert "routed experts' weights at MXFP4's 4.25 bits" in line
     assert "sliding" not in hybrid_convention(job(OLMO2_7B, 8192))
+
+
+def test_mxfp4_experts_are_4_25_bits_and_the_rest_at_the_working_precision():
+    """OpenAI's gpt-oss model card: MoE weights at 4.25 bits a parameter (MXFP4: 4-bit values,
+    one 8-bit scale per 32); a checkpoint that is not MXFP4 keeps every weight at --precision."""
+    from rigcheck.memory.hybrid_layers import from_config, weights_bytes
+
+    mxfp4 = from_config(GPT_OSS_20B)
+    assert weights_bytes(mxfp4, total=1000, experts=640, element=2) == 340 + 360 * 2
+    assert weights_bytes(mxfp4, total=1000, experts=641, element=2) == 341 + 359 * 2  # rounded up
+    plain = from_config({**GPT_OSS_20B, "quantization_config": None})
+    assert weights_bytes(plain, total=1000, experts=640, element=2) == 2000
