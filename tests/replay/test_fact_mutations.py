@@ -7,8 +7,9 @@ deleted key, a number of the wrong kind), replays `-m "CLASS and facts"` in this
 asserts a failure naming the fact or a usage error naming the field.
 
 A run takes one turn of the classes (tests/class_turns.py: a third of them, in turn from
-commit to commit) and about 7.4 examples per class taken (200 over the 27 classes, as when every
-run took every class: 67 examples, ~20 s of CPU); every class, and longer:
+commit to commit) and 4 examples per class taken (40 for a turn of 9 classes, the ci profile's
+floor: about 45 s on CI's 2-core machine, each example collecting the whole facts suite; 7.4 a
+class took 80 s, the longest self-test); every class, and longer:
     RIGCHECK_ALL_CLASSES=1 pytest tests/replay/test_fact_mutations.py \
         --hypothesis-profile=facts-long
 or the seeded fuzz: python -m rigcheck.testing.fuzz --seed 1 --count 500
@@ -27,7 +28,7 @@ from rigcheck.testing import fuzz, mutations
 CLASSES = this_turn(known_classes())
 GOODS = {name: fuzz.good_snapshot(name) for name in CLASSES}
 settings.register_profile("facts-long", max_examples=2000, deadline=None)
-PER_CLASS = 200 / 27  # CI's density when every run took all 27 classes
+PER_CLASS = 4  # examples per class of the turn (tests/class_turns.py)
 # The loaded profile may ask for more, not fewer.
 EXAMPLES = max(math.ceil(PER_CLASS * len(CLASSES)), settings().max_examples)
 
