@@ -91,6 +91,14 @@ def run_folders(root) -> list[str]:
     return sorted(p.name for p in root.iterdir() if p.name not in ("benchmarks", ".rigcheck.lock"))
 
 
+def answer_ctrl_c() -> None:
+    """In the run's process: SIGINT as a terminal delivers it, whatever this test process
+    inherited. A shell that starts a job in the background without job control (`tox &`) hands
+    it SIGINT ignored, every process below inherits that, and the run slept through the test's
+    Ctrl-C (a local CI run: the paused run finished all 137 checks, the test timed out)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start_paused_run(tmp_path, cpu_snapshot, pause_at: int):
     """Start a cpu run that sleeps inside its Nth check; return once it is there."""
     ready = tmp_path / "ready"
@@ -99,7 +107,7 @@ def start_paused_run(tmp_path, cpu_snapshot, pause_at: int):
     env = suite_env(RIGCHECK_STEER_PAUSE_AT=str(pause_at), RIGCHECK_STEER_READY=str(ready))
     proc = subprocess.Popen(
         suite_command(*args), cwd=tmp_path, env=env, stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT, text=True,
+        stderr=subprocess.STDOUT, text=True, preexec_fn=answer_ctrl_c,
     )  # fmt: skip
     deadline = time.monotonic() + 120
     while not ready.exists():
