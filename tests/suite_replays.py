@@ -87,8 +87,9 @@ _SPECS: dict[str, dict] = {}
 def specs_read_once() -> Iterator[None]:
     """rigcheck.plugin reads its specs through a cache for the length of one replay.
 
-    Reading and validating the spec files is about a third of a short replay. Each run gets its
-    own deep copy, so a run that changes a Spec cannot leak into the next one."""
+    rigcheck.spec keeps each file's schema verdict, so what is left to save is reading and
+    checking the files again: 0.04 s of a 0.25 s replay (load_all warm; 0.72 s cold). Each run
+    gets its own deep copy, so a run that changes a Spec cannot leak into the next one."""
     import rigcheck.plugin.core as plugin
     from rigcheck import spec
 

@@ -426,12 +426,26 @@ RECOVERY_ACTION_FIELD, RECOVERY_ACTION_SINCE = 230, 565
 # Cumulative clock-event time (ns), nvml.h's "Clock Throttle Reason Counters": the perf-policy
 # ids since the CUDA 11.0 header (R450); the slowdown ids 251-253 in the CUDA 12.9 and 13.0
 # headers (R575, R580; the CUDA 13.1 header renumbers them 269-271, past this simulator's R580).
-CLOCK_EVENT_FIELDS = {74: ("clocks_event_reason_sw_power_cap", 450),
-                      75: ("perf_policy_thermal", 450),
-                      76: ("clocks_event_reason_sync_boost", 450),
-                      251: ("clocks_event_reason_sw_therm_slowdown", 575),
-                      252: ("clocks_event_reason_hw_therm_slowdown", 575),
-                      253: ("clocks_event_reason_hw_power_brake_slowdown", 575)}  # fmt: skip
+# The clock-event time counters' field ids, from nvml.h as each header numbers them (NVIDIA's
+# header history, NVIDIA/go-nvml pkg/nvml/nvml.h): the perf-policy three since R450; the three
+# slowdowns 251-253 in the CUDA 12.9/13.0 headers (R575, R580), 269-271 from CUDA 13.1 (R590),
+# where 251-253 are power-smoothing fields this simulator does not answer.
+PERF_POLICY_FIELDS = {74: "clocks_event_reason_sw_power_cap", 75: "perf_policy_thermal",
+                      76: "clocks_event_reason_sync_boost"}  # fmt: skip
+SLOWDOWN_NAMES = ("clocks_event_reason_sw_therm_slowdown", "clocks_event_reason_hw_therm_slowdown",
+                  "clocks_event_reason_hw_power_brake_slowdown")  # fmt: skip
+
+
+def clock_event_field_name(field_id: int, branch: int) -> str | None:
+    """The counter a driver of BRANCH answers under FIELD_ID; None: not a counter there."""
+    if field_id in PERF_POLICY_FIELDS:
+        return PERF_POLICY_FIELDS[field_id] if branch >= 450 else None
+    first = 251 if 575 <= branch <= 580 else 269 if branch >= 590 else None
+    if first is None or not first <= field_id < first + len(SLOWDOWN_NAMES):
+        return None
+    return SLOWDOWN_NAMES[field_id - first]
+
+
 VALUE_TYPE_UNSIGNED_LONG_LONG = 3  # nvmlValueType_t
 
 
@@ -460,8 +474,10 @@ def _field_values(lib, h, count, values):
 def _clock_event_field(lib, gpu: dict, field: Any) -> None:
     """A clock-event time counter: the profile's nanoseconds (0, a GPU never held, by default),
     on a driver whose header has the id; a profile's None is the board not answering."""
-    name, since = CLOCK_EVENT_FIELDS.get(field.fieldId, (None, None))
-    if name is None or lib.driver["branch"] < since:
+    # The branch of the version the library reports (a 595 capture runs on the R580 generation's
+    # symbols but numbers its fields as its own header does).
+    name = clock_event_field_name(field.fieldId, int(str(lib.driver["version"]).split(".")[0]))
+    if name is None:
         return
     times = gpu.get("clock_event_time_ns") or {}
     if name in times and times[name] is None:
