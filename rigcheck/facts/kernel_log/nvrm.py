@@ -1,6 +1,8 @@
-"""NVIDIA driver records that carry no Xid: a GPU lost from the bus at load time, a GPU the
-driver could not initialize, GSP firmware that did not start, or stopped answering (RPC or
-heartbeat timeouts), a PMU that halted, NVLink links that did not train. Each is a machine
+"""NVIDIA driver records that carry no Xid: a GPU lost from the bus at load time (or found lost
+by an RM call, NV_ERR_GPU_IS_LOST), a GPU that refuses work until reset
+(NV_ERR_RESET_REQUIRED), a GPU the driver could not initialize, GSP firmware that did not
+start, or stopped answering (RPC or heartbeat timeouts), a PMU that halted, NVLink links that
+did not train. Each is a machine
 fault, except the channel watchdog's report, judged as the Xid 8 it raises. The NVSwitch
 driver's SXid events (sxid.py) are kept with them, kind "sxid", judged from NVIDIA's SXid
 list: fatal ones fail, non-fatal ones are reported.
@@ -69,6 +71,28 @@ CATALOGUE = (
         "the GPU fell off the PCIe bus (as Xid 79) and does not answer",
         "machine",
         "drain the node and reboot it; check power, riser/cable seating and cooling; " + RMA,
+    ),
+    # An RM call that found the GPU gone: "NVRM: nvAssertOkFailedNoLog: Assertion failed: GPU
+    # lost from the bus [NV_ERR_GPU_IS_LOST] (0x0000000F) returned from rmStatus @ ..."
+    # (open-gpu-kernel-modules#688, a DGX Station A100 whose GPU then stopped answering).
+    NvrmFault(
+        "fallen_off_bus",
+        re.compile(r"NVRM: .*\[NV_ERR_GPU_IS_LOST\]"),
+        None,
+        "the GPU fell off the PCIe bus (as Xid 79) and does not answer",
+        "machine",
+        "drain the node and reboot it; check power, riser/cable seating and cooling; " + RMA,
+    ),
+    # "NVRM: nvAssertOkFailedNoLog: Assertion failed: Reset required [NV_ERR_RESET_REQUIRED]
+    # (0x00000062) returned from status @ kernel_channel.c:2827": the GPU refuses work until it
+    # is reset (kubernetes-sigs/dra-driver-nvidia-gpu#982, a GB200 GPU "busy or unavailable").
+    NvrmFault(
+        "reset_required",
+        re.compile(r"NVRM: .*\[NV_ERR_RESET_REQUIRED\]"),
+        None,
+        "the driver refuses work on the GPU until it is reset (NV_ERR_RESET_REQUIRED)",
+        "machine",
+        f"{RESET}; find the fault logged before it; {RMA}",
     ),
     NvrmFault(
         "init_failed",
