@@ -32,11 +32,12 @@ from typing import Any
 from rigcheck.facts.kernel_log import amdgpu, line_form, nvrm, sxid
 
 BENIGN_FILE = Path(__file__).with_name("benign_errors.json")
-# What precedes the message: a dmesg -T / monotonic stamp, a syslog or journal prefix.
-# A syslog line may carry no host ("Feb  2 08:03:20 kernel: [37937.78] ...", a journal excerpt).
+# What precedes the message: a dmesg -T / monotonic stamp (talosctl's "[<ISO time>]:"), a
+# syslog or journal prefix, which may carry no host ("Feb  2 08:03:20 kernel: [37937.78] ..."),
+# and the printk caller a CONFIG_PRINTK_CALLER kernel adds ("[  185.590216][    C3] NVRM: ...").
 PREFIX = (
-    r"^\s*(?:\[[^\]]*\]\s*)?(?:\w{3}\s+\d+\s+[\d:]+\s+)?(?:(?:\S+\s+)?kernel:\s*)?"
-    r"(?:\[\s*\d+\.\d+\]\s*)?"
+    r"^\s*(?:\[[^\]]*\]:?\s*)?(?:\w{3}\s+\d+\s+[\d:]+\s+)?(?:(?:\S+\s+)?kernel:\s*)?"
+    r"(?:\[\s*\d+\.\d+\]\s*)?(?:\[\s*[CT]\d+\]\s*)?"
 )
 DRIVER = re.compile(
     PREFIX + r"(?P<driver>NVRM|nvidia(?:-[a-z]+\d*|_[a-z]+)?|amdgpu|mlx5_core|mlx5_ib|mlx4_core|"
@@ -126,6 +127,11 @@ def _event(level: int | None, line: str, driver: re.Match) -> dict[str, Any]:
         "t_s": line_form.seconds(line),
         "bus_id": f"{bus['bus'].lower()}{bus['fn'] or '.0'}" if bus else None,
         "driver": re.sub(r"^\[drm:.*", "amdgpu", driver["driver"]),
-        "level": line_form.NAMES[level] if level is not None else "err (*ERROR*)",
+        "level": line_form.NAMES[level] if level is not None else _unleveled(driver["driver"]),
         "text": line[driver.start("driver") :].strip()[:300],
     }
+
+
+def _unleveled(driver: str) -> str:
+    """What made a line of unknown level count: its driver's error mark, or NVRM's text."""
+    return "unknown (error text)" if driver == "NVRM" else "err (*ERROR*)"
