@@ -7,14 +7,14 @@ the acceptance tier fails. A line whose level the reader could not give (a plain
 copied report) counts when the driver marked it an error itself (DRM's "*ERROR*",
 nvidia-peermem's "<function>:<line> ERROR").
 
-The NVIDIA driver's own messages need their text read: only its Xid reports are printed at err
-(os_log_error's KERN_ERR); everything else, "NVRM: GPU6 kgmmuCheckMemSubsysError_IMPL: Memory
-Subsystem Error detected." included, goes through nv_printf/out_string with no level, so the
-kernel logs it at its default (warning) level (open-gpu-kernel-modules kernel-open/nvidia/
-os-interface.c). An NVRM line at warning level or worse, or of unknown level, counts when its
-text says error, failure, timeout, fault, halt or hang (NVRM_ERROR) -- unless it lies within
-ACCOMPANY lines of an Xid or NVRM record, whose dump it is (the RPC history after an Xid 119,
-"rm_init_adapter failed" after "RmInitAdapter failed!"): that event is already reported.
+The NVIDIA driver's own messages need their text read: RM prints them, its Xid reports
+included, through out_string/nv_printf with no level of their own (open-gpu-kernel-modules
+kernel-open/nvidia/os-interface.c), so the kernel logs them at its default, warning (talosctl
+shows even an Xid 154 at warning, #446). An NVRM line at err, or at warning or of unknown level
+whose text says error, failure, timeout, fault, halt, hang, cannot or mismatch (NVRM_ERROR),
+counts -- unless it lies within ACCOMPANY lines of an Xid or NVRM record, whose dump it is (the
+RPC history after an Xid 119, "rm_init_adapter failed" after "RmInitAdapter failed!"): that
+event is already reported.
 
 Lines known to be logged at err on healthy machines are listed in benign_errors.json (data,
 each with the public report it was seen in), as are the lines that only accompany a record a
@@ -48,7 +48,8 @@ DRIVER = re.compile(
 DRM_ERROR = re.compile(r"\*ERROR\*|^\s*nvidia-peermem \S+:\d+ ERROR\b")
 NVRM_ERROR = re.compile(
     r"\b(?:errors?|fail(?:ed|ure|s|ing)?|timed ?out|time ?out|timeouts?|faults?|faulted|"
-    r"halt(?:ed)?|hangs?|hung|not responding|unrecoverable|uncorrectable|corrupt(?:ed|ion)?)\b",
+    r"halt(?:ed)?|hangs?|hung|not responding|unrecoverable|uncorrectable|corrupt(?:ed|ion)?|"
+    r"cannot|unable|mismatch)\b",
     re.I,
 )
 WARN = 4  # KERN_WARNING: the level the kernel gives a message printed with none (NVRM's)
