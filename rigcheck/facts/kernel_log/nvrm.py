@@ -35,6 +35,8 @@ NEAR = 3  # lines: a multi-line record's continuation, or the GPU line beside a 
 NAMED_GPU = re.compile(
     r"NVRM: (?:The NVIDIA )?GPU (?:at PCI:)?"
     r"(?P<bus>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.\d)?)"
+    # the second line of the invalid-BAR record: "NVRM: BAR0 is 0M @ 0x0 (PCI:0000:06:00.0)"
+    r"|NVRM: BAR\d is .*\(PCI:(?P<bar_bus>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.\d)\)"
 )
 RESET = "reset the GPU (`nvidia-smi -r -i <index>`) or reboot the node"
 GSP = (
@@ -102,6 +104,28 @@ CATALOGUE = (
         "machine",
         "reboot the node; if it persists, check that the driver supports this GPU "
         "(`nvidia-bug-report.sh`), then " + RMA.replace("if it recurs, ", ""),
+    ),
+    # "NVRM: This PCI I/O region assigned to your NVIDIA device is invalid:" / "NVRM: BAR0 is 0M
+    # @ 0x0 (PCI:0000:06:00.0)" / "NVRM: The system BIOS may have misconfigured your GPU."
+    # (system76/firmware-open#66, open-gpu-kernel-modules#344): the GPU got no address window.
+    NvrmFault(
+        "bar_invalid",
+        re.compile(r"NVRM: This PCI I/O region assigned to your NVIDIA device is invalid"),
+        None,
+        "the GPU's PCI address window (BAR) was not assigned, so the driver cannot use the GPU",
+        "machine",
+        "check the BIOS (Above 4G Decoding, Resizable BAR, MMIO size) or the VM's BAR layout, "
+        "then reboot; if it persists, ask the provider",
+    ),
+    # "NVRM: The NVIDIA probe routine failed for 1 device(s)." -- after the cause (a GPU fallen
+    # off the bus, an invalid BAR): a GPU the driver never took, whatever the lines before say.
+    NvrmFault(
+        "probe_failed",
+        re.compile(r"NVRM: The NVIDIA probe routine failed for \d+ device"),
+        None,
+        "the driver's probe failed for a GPU: the GPU is not usable (the lines before say why)",
+        "machine",
+        "read the NVRM lines before it; reboot the node; if it persists, ask the provider",
     ),
     NvrmFault(
         "gsp_init_failed",
@@ -255,7 +279,7 @@ def _gpu_beside(lines: list[str], i: int) -> str | None:
     for line in lines[max(0, i - NEAR) : i + NEAR + 1]:
         match = NAMED_GPU.search(line)
         if match:
-            named.add(_function(match["bus"]))
+            named.add(_function(match["bus"] or match["bar_bus"]))
     return named.pop() if len(named) == 1 else None
 
 
