@@ -117,16 +117,6 @@ CATALOGUE = (
         "check the BIOS (Above 4G Decoding, Resizable BAR, MMIO size) or the VM's BAR layout, "
         "then reboot; if it persists, ask the provider",
     ),
-    # "NVRM: The NVIDIA probe routine failed for 1 device(s)." -- after the cause (a GPU fallen
-    # off the bus, an invalid BAR): a GPU the driver never took, whatever the lines before say.
-    NvrmFault(
-        "probe_failed",
-        re.compile(r"NVRM: The NVIDIA probe routine failed for \d+ device"),
-        None,
-        "the driver's probe failed for a GPU: the GPU is not usable (the lines before say why)",
-        "machine",
-        "read the NVRM lines before it; reboot the node; if it persists, ask the provider",
-    ),
     NvrmFault(
         "gsp_init_failed",
         re.compile(r"NVRM: RmInitAdapter: Cannot initialize GSP firmware RM"),
