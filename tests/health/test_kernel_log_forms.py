@@ -231,6 +231,11 @@ TALOS = (
     "Assertion failed: Back to back GSP RPC timeout detected! GPU marked for reset @ "
     "kernel_gsp.c:2387"
 )
+XID_31 = (  # pytorch/pytorch#51382, joined by hand with the line above
+    "NVRM: Xid (PCI:0000:db:00): 31, pid=13641, Ch 00000008, intr 00000000. MMU Fault: ENGINE "
+    "GRAPHICS GPCCLIENT_T1_10 faulted @ 0x7fd7_90743000. Fault is of type FAULT_PDE "
+    "ACCESS_TYPE_VIRT_READ"
+)
 PERSISTENCE = (
     "NVRM: Persistence mode is deprecated and will be removed in a future release. Please use "
     "nvidia-persistenced instead."
@@ -247,6 +252,7 @@ PERSISTENCE = (
         ([f"<6>[   84.300480] {MEMSYS}"], 0),  # logged at info on purpose: no error
         ([f"<4>[   20.864613] {PERSISTENCE}"], 0),  # a healthy node's notice
         ([f"<4>[   24.302465] {HEARTBEAT}", f"<4>[   84.300480] {MEMSYS}"], 0),  # its dump
+        ([XID_31, f"<4>[   84.300480] {MEMSYS}"], 1),  # an application's Xid explains nothing
     ],
 )  # fmt: skip
 def test_an_nvrm_error_at_the_drivers_own_level_is_seen_unless_a_record_explains_it(lines, seen):

@@ -12,9 +12,10 @@ included, through out_string/nv_printf with no level of their own (open-gpu-kern
 kernel-open/nvidia/os-interface.c), so the kernel logs them at its default, warning (talosctl
 shows even an Xid 154 at warning, #446). An NVRM line at err, or at warning or of unknown level
 whose text says error, failure, timeout, fault, halt, hang, cannot or mismatch (NVRM_ERROR),
-counts -- unless it lies within ACCOMPANY lines of an Xid or NVRM record, whose dump it is (the
-RPC history after an Xid 119, "rm_init_adapter failed" after "RmInitAdapter failed!"): that
-event is already reported.
+counts -- unless it lies within ACCOMPANY lines of an Xid or NVRM record that fails the node,
+whose dump it is (the RPC history after an Xid 119, "rm_init_adapter failed" after
+"RmInitAdapter failed!"): that event is already reported. An application's Xid (13, 31, 43)
+explains nothing around it, so a fault logged beside one is still seen.
 
 Lines known to be logged at err on healthy machines are listed in benign_errors.json (data,
 each with the public report it was seen in), as are the lines that only accompany a record a
@@ -29,7 +30,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from rigcheck.facts.kernel_log import amdgpu, line_form, nvrm, sxid
+from rigcheck.facts.kernel_log import amdgpu, line_form, nvrm, sxid, xid_catalog
 
 BENIGN_FILE = Path(__file__).with_name("benign_errors.json")
 # What precedes the message: a dmesg -T / monotonic stamp (talosctl's "[<ISO time>]:"), a
@@ -53,6 +54,7 @@ NVRM_ERROR = re.compile(
     re.I,
 )
 WARN = 4  # KERN_WARNING: the level the kernel gives a message printed with none (NVRM's)
+XID_CODE = re.compile(r"NVRM: Xid \([^)]*\):\s*(\d+),?\s*(.*)")
 ACCOMPANY = 12  # lines: an Xid's or NVRM record's dump (RPC history, init aftermath) around it
 BDF = re.compile(r"\b(?P<bus>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})(?P<fn>\.\d)?\b")
 
@@ -73,7 +75,7 @@ def unexplained_errors(
         xids = {i for i, line in enumerate(lines) if nvrm.XID.search(line)}
     records = nvrm.records(lines)
     explained = _explained(lines, xids, records)
-    dumps = _dumps(xids | {first for first, _, _ in records}, len(lines))
+    dumps = _dumps(_failing(lines, xids, records), len(lines))
     found = []
     for i, (level, line) in enumerate(zip(levels, lines, strict=True)):
         driver = DRIVER.match(line)
@@ -105,6 +107,25 @@ def _is_nvrm_error(level: int | None, message: str, in_dump: bool) -> bool:
         return True
     quiet = level is None or level <= WARN
     return quiet and not in_dump and NVRM_ERROR.search(message) is not None
+
+
+def _failing(lines: list[str], xids: set[int], records: list) -> set[int]:
+    """The first lines of the events that fail a node (an application's Xid 13 or 31 does not):
+    only their dumps are explained, so a fault logged beside an application error is still seen."""
+    starts = {
+        first
+        for first, _, event in records
+        if _fails(nvrm.judge_event(event["kind"], event["text"]).cause)
+    }
+    for i in xids:
+        found = XID_CODE.search(lines[i])
+        if found is None or _fails(xid_catalog.judge(int(found[1]), found[2]).cause):
+            starts.add(i)
+    return starts
+
+
+def _fails(cause: str) -> bool:
+    return cause not in xid_catalog.NOT_FAILED
 
 
 def _dumps(starts: set[int], count: int) -> set[int]:
