@@ -248,6 +248,8 @@ PERSISTENCE = (
         ([f"<4>[   84.300480] {MEMSYS}"], 1),  # the journal's level for it: NVRM prints none
         ([f"[   84.300480] {MEMSYS}"], 1),  # a copied report: no level
         ([f"[  185.590216][    C3] {MEMSYS}"], 1),  # with the printk caller
+        # dmesg -x --time-format iso, the prefix of leptonai/gpud#338's SXid line
+        ([f"kern  :warn  : 2025-01-25T10:34:54,859532+00:00 {MEMSYS}"], 1),
         ([TALOS], 1),
         ([f"<6>[   84.300480] {MEMSYS}"], 0),  # logged at info on purpose: no error
         ([f"<4>[   20.864613] {PERSISTENCE}"], 0),  # a healthy node's notice

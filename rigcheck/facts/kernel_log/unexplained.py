@@ -35,10 +35,13 @@ from rigcheck.facts.kernel_log import amdgpu, line_form, nvrm, sxid, xid_catalog
 BENIGN_FILE = Path(__file__).with_name("benign_errors.json")
 # What precedes the message: a dmesg -T / monotonic stamp (talosctl's "[<ISO time>]:"), a
 # syslog or journal prefix, which may carry no host ("Feb  2 08:03:20 kernel: [37937.78] ..."),
-# and the printk caller a CONFIG_PRINTK_CALLER kernel adds ("[  185.590216][    C3] NVRM: ...").
+# or an ISO time (`dmesg --time-format iso`, `journalctl -o short-iso`: "2025-01-25T10:34:54,
+# 859532+00:00 nvidia-nvswitch1: ..."), and the printk caller a CONFIG_PRINTK_CALLER kernel adds
+# ("[  185.590216][    C3] NVRM: ...").
 PREFIX = (
-    r"^\s*(?:\[[^\]]*\]:?\s*)?(?:\w{3}\s+\d+\s+[\d:]+\s+)?(?:(?:\S+\s+)?kernel:\s*)?"
-    r"(?:\[\s*\d+\.\d+\]\s*)?(?:\[\s*[CT]\d+\]\s*)?"
+    r"^\s*(?:\[[^\]]*\]:?\s*)?"
+    r"(?:\w{3}\s+\d+\s+[\d:]+\s+|\d{4}-\d\d-\d\d[T ][\d:.,]+(?:Z|[+-]\d\d:?\d\d)?\s+)?"
+    r"(?:(?:\S+\s+)?kernel:\s*)?(?:\[\s*\d+\.\d+\]\s*)?(?:\[\s*[CT]\d+\]\s*)?"
 )
 DRIVER = re.compile(
     PREFIX + r"(?P<driver>NVRM|nvidia(?:-[a-z]+\d*|_[a-z]+)?|amdgpu|mlx5_core|mlx5_ib|mlx4_core|"
