@@ -54,6 +54,12 @@ def test_every_printed_form_of_an_xid_is_read(line, bus, mig, t_s):
         ("<11>[ 1.0] NVRM: x", 3, "[ 1.0] NVRM: x"),  # facility bits above the level
         ("kern  :err   : [  269.516977] NVRM: x", 3, "[  269.516977] NVRM: x"),  # dmesg -x
         ("kern  :info  : [ 1.0] NVRM: x", 6, "[ 1.0] NVRM: x"),
+        # talosctl dmesg (open-gpu-kernel-modules#446): node, facility, "warning", ISO time
+        (
+            "192.168.11.119: kern: warning: [2026-04-22T21:30:51.52Z]: NVRM: x",
+            4,
+            "[2026-04-22T21:30:51.52Z]: NVRM: x",
+        ),
         ("[ 1.0] NVRM: x", None, "[ 1.0] NVRM: x"),  # plain dmesg: unknown
     ],
 )
@@ -207,3 +213,53 @@ def test_err_lines_healthy_machines_log_are_listed_with_their_source_and_not_rep
         "<3>[ 9.2] amdgpu 0000:04:00.0: amdgpu: Secure display: Generic Failure.",
     ]
     assert unexplained.unexplained_errors(*kernel_log.levels_and_lines(healthy)) == []
+
+
+# Real lines: the NVRM ones from open-gpu-kernel-modules#1230 (595.71.05, GPU6 of a multi-GPU
+# host) and #446 (Talos), the banner from clowdhaus/eksnode's TODO.md; the "<4>" level and the
+# "[    C3]" printk caller (a CONFIG_PRINTK_CALLER kernel's, as in #726) are put on by hand.
+MEMSYS = (
+    "NVRM: GPU6 kgmmuCheckMemSubsysError_IMPL: Memory Subsystem Error detected. "
+    "kbusSendSysmembarSingle failed."
+)
+HEARTBEAT = (
+    "NVRM: GPU6 _kgspIsHeartbeatTimedOut: Heartbeat timed out, currentTimeMs 812751949 "
+    "heartbeat 1899482 heartbeatWithOffsetMs 812745879 diff 6070 timeout 5200"
+)
+TALOS = (
+    "192.168.11.119: kern: warning: [2026-04-22T21:30:51.526447914Z]: NVRM: nvAssertFailedNoLog: "
+    "Assertion failed: Back to back GSP RPC timeout detected! GPU marked for reset @ "
+    "kernel_gsp.c:2387"
+)
+XID_31 = (  # pytorch/pytorch#51382, joined by hand with the line above
+    "NVRM: Xid (PCI:0000:db:00): 31, pid=13641, Ch 00000008, intr 00000000. MMU Fault: ENGINE "
+    "GRAPHICS GPCCLIENT_T1_10 faulted @ 0x7fd7_90743000. Fault is of type FAULT_PDE "
+    "ACCESS_TYPE_VIRT_READ"
+)
+PERSISTENCE = (
+    "NVRM: Persistence mode is deprecated and will be removed in a future release. Please use "
+    "nvidia-persistenced instead."
+)
+
+
+@pytest.mark.parametrize(
+    ("lines", "seen"),
+    [
+        ([f"<4>[   84.300480] {MEMSYS}"], 1),  # the journal's level for it: NVRM prints none
+        ([f"[   84.300480] {MEMSYS}"], 1),  # a copied report: no level
+        ([f"[  185.590216][    C3] {MEMSYS}"], 1),  # with the printk caller
+        # dmesg -x --time-format iso, the prefix of leptonai/gpud#338's SXid line
+        ([f"kern  :warn  : 2025-01-25T10:34:54,859532+00:00 {MEMSYS}"], 1),
+        ([TALOS], 1),
+        ([f"<6>[   84.300480] {MEMSYS}"], 0),  # logged at info on purpose: no error
+        ([f"<4>[   20.864613] {PERSISTENCE}"], 0),  # a healthy node's notice
+        ([f"<4>[   24.302465] {HEARTBEAT}", f"<4>[   84.300480] {MEMSYS}"], 0),  # its dump
+        ([XID_31, f"<4>[   84.300480] {MEMSYS}"], 1),  # an application's Xid explains nothing
+    ],
+)  # fmt: skip
+def test_an_nvrm_error_at_the_drivers_own_level_is_seen_unless_a_record_explains_it(lines, seen):
+    """The driver prints its RM errors with no level, so the kernel logs them at warning: an
+    error-worded NVRM line is reported at warning or unknown level, except as a record's dump."""
+    events = unexplained.unexplained_errors(*kernel_log.levels_and_lines(lines))
+    assert len(events) == seen, events
+    assert all(e["driver"] == "NVRM" and e["bus_id"] is None for e in events)

@@ -95,6 +95,9 @@ AMDGPU_LINES = {
     "ras_fatal": ("{1} Uncorrectable hardware error(ERREVENT_ATHUB_INTERRUPT) detected!", True),
     "bad_pages_threshold": ("RAS records:230 exceed threshold:230", True),
     "reset_failed": ("GPU reset(2) failed", True),
+    # kfd_int_process_v9.c's format string, with RAS_EVENT_LOG's event id (no public report of
+    # the line was found: written from the driver source, as AMD's node-scraper tests it)
+    "ras_poison": ("{14}poison is consumed by client 12, kick off gpu reset flow", True),
     # Two real lines (fixtures/realworld/kernel_log.json): ROCm/legacy-rocm-build#4021 (MI300X)
     # and pop-os/cosmic-epoch#3764 (RX 5700 XT).
     "aca_hardware_error": (
@@ -150,6 +153,18 @@ def test_each_amdgpu_line_is_classified_and_judged_as_the_driver_means_it(name):
 )
 def test_amdgpus_all_clear_lines_are_not_faults(text):
     assert amdgpu_log.classify(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [  # other spellings of the same faults, from the driver's format strings
+        ("Saved bad pages(130) reaches threshold value(128).", "bad_pages_threshold"),
+        ("{15}Poison is created", "ras_poison"),
+        ("Mode2 reset failed", "reset_failed"),
+    ],
+)
+def test_other_spellings_amdgpu_prints_are_read_as_the_same_fault(text, name):
+    assert amdgpu_log.classify(text).name == name
 
 
 # ---- edges of storms and windows ----

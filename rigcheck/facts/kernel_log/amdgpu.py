@@ -14,7 +14,10 @@ pattern is a format string of the amdgpu driver (drivers/gpu/drm/amd/amdgpu/ in 
   threshold:%d" — retired HBM pages near or at the RMA threshold.
 - amdgpu_job.c, amdgpu_job_timedout: "ring %s timeout, signaled seq=%u, emitted seq=%u" (a
   hung ring the driver resets); "ring %s timeout, but soft recovered" (one job killed).
-- amdgpu_device.c, amdgpu_device_gpu_recover: "GPU reset begin!", "GPU reset(%d) failed".
+- amdgpu_device.c, amdgpu_device_gpu_recover: "GPU reset begin!", "GPU reset(%d) failed" (and
+  "Mode2 reset failed", as AMD's node-scraper reads it).
+- kfd_int_process_v9.c / umc: "poison is consumed by client %d, kick off gpu reset flow",
+  "Poison is created" -- RAS poison, logged at warning.
 - gmc_v9_0.c: "[%s] %s page fault (src_id:%u ring:%u vmid:%u pasid:%u...)" — a program's
   illegal address (like NVIDIA's Xid 31): the program's fault, not the machine's.
 
@@ -99,12 +102,29 @@ CATALOGUE = (
         "machine",
         f"{RESET}; {RMA}",
     ),
+    # amdgpu_ras_eeprom.c also says it as "Saved bad pages(%d) reaches threshold value(%d)."
+    # (dev_warn: warning level, so only a rule sees it; AMD's node-scraper reads both spellings)
     AmdgpuFault(
         "bad_pages_threshold",
-        re.compile(r"RAS records:\s*\d+ exceeds? (?:90% of )?threshold", re.I),
+        re.compile(
+            r"RAS records:\s*\d+ exceeds? (?:90% of )?threshold|"
+            r"Saved bad pages\s*\(?\d+\)? reaches threshold value",
+            re.I,
+        ),
         "retired HBM pages near or past the driver's bad-page threshold (RMA point)",
         "machine",
         "ask the provider to replace the GPU (RMA); `amd-smi bad-pages` lists the pages",
+    ),
+    # kfd_int_process_v9.c: "poison is consumed by client %d, kick off gpu reset flow"
+    # (dev_warn, later RAS_EVENT_LOG with a "{%llu}" event id) and the UMC's "Poison is created":
+    # an uncorrectable memory error's poisoned data, at warning level, so only a rule sees it.
+    AmdgpuFault(
+        "ras_poison",
+        re.compile(r"poison is consumed by client \d+|\bPoison is created\b", re.I),
+        "an uncorrectable memory error's poisoned data was created or consumed (HBM RAS); the "
+        "driver resets the GPU and retires the page",
+        "machine",
+        f"{RESET}; `amd-smi bad-pages` lists the retired pages; {RMA}",
     ),
     AmdgpuFault(
         "aca_hardware_error",
@@ -122,7 +142,7 @@ CATALOGUE = (
     ),
     AmdgpuFault(
         "reset_failed",
-        re.compile(r"GPU reset\(\d+\) failed", re.I),
+        re.compile(r"(?:GPU|MODE[12]) reset(?:\(\d+\))? failed", re.I),
         "a GPU reset failed: the GPU is unusable until the node reboots",
         "machine",
         f"drain the node and reboot it; {RMA}",

@@ -18,8 +18,12 @@ ERR = 3  # KERN_ERR: err, crit, alert and emerg are <= 3
 NAMES = ("emerg", "alert", "crit", "err", "warn", "notice", "info", "debug")
 # "<3>[ 269.516977] ..." (dmesg -r; the facility is in the high bits: kernel's is 0)
 RAW = re.compile(r"^\s*<(?P<n>\d{1,3})>")
-# "kern  :err   : [ 269.516977] ..." (dmesg -x; util-linux writes "warn" for warning)
-DECODED = re.compile(r"^\s*(?:kern|user|daemon|syslog)\s*:\s*(?P<name>[a-z]+)\s*:\s?")
+# "kern  :err   : [ 269.516977] ..." (dmesg -x; util-linux writes "warn" for warning), and
+# talosctl dmesg's "192.168.11.119: kern: warning: [2026-04-22T21:30:51.52Z]: ..." (node first)
+DECODED = re.compile(
+    r"^\s*(?:[\w.:-]+:\s+)?(?:kern|user|daemon|syslog)\s*:\s*(?P<name>[a-z]+)\s*:\s?"
+)
+ALIASES = {"warning": 4, "error": 3}  # level names other writers use
 
 
 # "[  269.516977] ..." (dmesg, journalctl -o short-monotonic), also after a syslog prefix
@@ -41,6 +45,8 @@ def split(line: str) -> tuple[int | None, str]:
     decoded = DECODED.match(line)
     if decoded and decoded["name"] in NAMES:
         return NAMES.index(decoded["name"]), line[decoded.end() :]
+    if decoded and decoded["name"] in ALIASES:
+        return ALIASES[decoded["name"]], line[decoded.end() :]
     return None, line
 
 

@@ -1,6 +1,8 @@
-"""NVIDIA driver records that carry no Xid: a GPU lost from the bus at load time, a GPU the
-driver could not initialize, GSP firmware that did not start, or stopped answering (RPC or
-heartbeat timeouts), a PMU that halted, NVLink links that did not train. Each is a machine
+"""NVIDIA driver records that carry no Xid: a GPU lost from the bus at load time (or found lost
+by an RM call, NV_ERR_GPU_IS_LOST), a GPU that refuses work until reset
+(NV_ERR_RESET_REQUIRED), a GPU the driver could not initialize, GSP firmware that did not
+start, or stopped answering (RPC or heartbeat timeouts), a PMU that halted, NVLink links that
+did not train. Each is a machine
 fault, except the channel watchdog's report, judged as the Xid 8 it raises. The NVSwitch
 driver's SXid events (sxid.py) are kept with them, kind "sxid", judged from NVIDIA's SXid
 list: fatal ones fail, non-fatal ones are reported.
@@ -33,6 +35,8 @@ NEAR = 3  # lines: a multi-line record's continuation, or the GPU line beside a 
 NAMED_GPU = re.compile(
     r"NVRM: (?:The NVIDIA )?GPU (?:at PCI:)?"
     r"(?P<bus>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.\d)?)"
+    # the second line of the invalid-BAR record: "NVRM: BAR0 is 0M @ 0x0 (PCI:0000:06:00.0)"
+    r"|NVRM: BAR\d is .*\(PCI:(?P<bar_bus>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.\d)\)"
 )
 RESET = "reset the GPU (`nvidia-smi -r -i <index>`) or reboot the node"
 GSP = (
@@ -70,6 +74,28 @@ CATALOGUE = (
         "machine",
         "drain the node and reboot it; check power, riser/cable seating and cooling; " + RMA,
     ),
+    # An RM call that found the GPU gone: "NVRM: nvAssertOkFailedNoLog: Assertion failed: GPU
+    # lost from the bus [NV_ERR_GPU_IS_LOST] (0x0000000F) returned from rmStatus @ ..."
+    # (open-gpu-kernel-modules#688, a DGX Station A100 whose GPU then stopped answering).
+    NvrmFault(
+        "fallen_off_bus",
+        re.compile(r"NVRM: .*\[NV_ERR_GPU_IS_LOST\]"),
+        None,
+        "the GPU fell off the PCIe bus (as Xid 79) and does not answer",
+        "machine",
+        "drain the node and reboot it; check power, riser/cable seating and cooling; " + RMA,
+    ),
+    # "NVRM: nvAssertOkFailedNoLog: Assertion failed: Reset required [NV_ERR_RESET_REQUIRED]
+    # (0x00000062) returned from status @ kernel_channel.c:2827": the GPU refuses work until it
+    # is reset (kubernetes-sigs/dra-driver-nvidia-gpu#982, a GB200 GPU "busy or unavailable").
+    NvrmFault(
+        "reset_required",
+        re.compile(r"NVRM: .*\[NV_ERR_RESET_REQUIRED\]"),
+        None,
+        "the driver refuses work on the GPU until it is reset (NV_ERR_RESET_REQUIRED)",
+        "machine",
+        f"{RESET}; find the fault logged before it; {RMA}",
+    ),
     NvrmFault(
         "init_failed",
         re.compile(rf"NVRM: (?:GPU {BDF}: )?RmInitAdapter failed!"),
@@ -78,6 +104,18 @@ CATALOGUE = (
         "machine",
         "reboot the node; if it persists, check that the driver supports this GPU "
         "(`nvidia-bug-report.sh`), then " + RMA.replace("if it recurs, ", ""),
+    ),
+    # "NVRM: This PCI I/O region assigned to your NVIDIA device is invalid:" / "NVRM: BAR0 is 0M
+    # @ 0x0 (PCI:0000:06:00.0)" / "NVRM: The system BIOS may have misconfigured your GPU."
+    # (system76/firmware-open#66, open-gpu-kernel-modules#344): the GPU got no address window.
+    NvrmFault(
+        "bar_invalid",
+        re.compile(r"NVRM: This PCI I/O region assigned to your NVIDIA device is invalid"),
+        None,
+        "the GPU's PCI address window (BAR) was not assigned, so the driver cannot use the GPU",
+        "machine",
+        "check the BIOS (Above 4G Decoding, Resizable BAR, MMIO size) or the VM's BAR layout, "
+        "then reboot; if it persists, ask the provider",
     ),
     NvrmFault(
         "gsp_init_failed",
@@ -231,7 +269,7 @@ def _gpu_beside(lines: list[str], i: int) -> str | None:
     for line in lines[max(0, i - NEAR) : i + NEAR + 1]:
         match = NAMED_GPU.search(line)
         if match:
-            named.add(_function(match["bus"]))
+            named.add(_function(match["bus"] or match["bar_bus"]))
     return named.pop() if len(named) == 1 else None
 
 
