@@ -122,23 +122,49 @@ def _fill_node(connection, node, count, template, body, facts) -> None:
 def grow(url: str, factor: int) -> None:
     """Make each node's history `factor` times as long, in SQL: copy k of the stored runs (their
     GPUs, failed checks, figures; a failure's certificate) to k x their span earlier. A filled
-    store of 100,000 runs grown 10 times is 1,000 nodes x 1,000 runs."""
+    store of 100,000 runs grown 10 times is 1,000 nodes x 1,000 runs. On PostgreSQL the secondary
+    indexes are dropped while copying and built again after (a sort, not 8M random inserts), and
+    the id sequences are moved past the copied ids, so that a run written after is a new row."""
     engine = sa.create_engine(url)
+    postgres = engine.dialect.name == "postgresql"
+    statements = [sql.format(moved=MOVED[engine.dialect.name]) for sql in GROW]
     with engine.begin() as connection:
         top = connection.execute(sa.text("SELECT max(id), count(*) FROM runs")).one()
         span = top[1] // NODES  # runs per node: each copy is that many five-minute steps earlier
+        dropped = _drop_indexes(connection) if postgres else []
         for k in range(1, factor):
             shift = {"k": k, "ids": k * top[0], "minutes": f"-{k * span * 5} minutes"}
-            for sql in GROW:
+            for sql in statements:
                 connection.execute(sa.text(sql), shift)
+        for index in dropped:
+            index.create(connection)
+        if postgres:
+            for table in (runs, gpus, checks, figures, series):
+                connection.execute(
+                    sa.text(f"SELECT setval(pg_get_serial_sequence('{table.name}', 'id'), "
+                            f"(SELECT max(id) FROM {table.name}))")
+                )  # fmt: skip
+            connection.execute(sa.text("ANALYZE"))
     engine.dispose()
 
 
+def _drop_indexes(connection) -> list[sa.Index]:
+    found = [i for table in (runs, gpus, checks, figures) for i in table.indexes if not i.unique]
+    for index in found:
+        index.drop(connection)
+    return found
+
+
+# A run's start moved `:minutes` earlier, as ISO 8601 UTC text (the column's form).
+MOVED = {
+    "sqlite": "strftime('%Y-%m-%dT%H:%M:%SZ', started_at, :minutes)",
+    "postgresql": "to_char(started_at::timestamp + CAST(:minutes AS interval),"
+    ' \'YYYY-MM-DD"T"HH24:MI:SS"Z"\')',
+}
 GROW = (
     "INSERT INTO runs (id, run_id, node, class_name, origin, tier, verdict, exit_status,"
     " started_at, root_cause) SELECT id + :ids, run_id || '-' || :k, node, class_name, origin,"
-    " tier, verdict, exit_status, strftime('%Y-%m-%dT%H:%M:%SZ', started_at, :minutes),"
-    " root_cause FROM runs WHERE id <= :ids / :k",
+    " tier, verdict, exit_status, {moved}, root_cause FROM runs WHERE id <= :ids / :k",
     "INSERT INTO gpus (run, idx, serial, uuid, serial_key, uuid_key) SELECT run + :ids, idx,"
     " serial, uuid, serial_key, uuid_key FROM gpus WHERE run <= :ids / :k",
     "INSERT INTO checks (run, check_id, name, outcome, gpu, message) SELECT run + :ids,"

@@ -16,8 +16,9 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine, make_url
 
 from rigcheck.history import rows
+from rigcheck.history.events import event_rows, write_events
 from rigcheck.history.retention import keep_passes
-from rigcheck.history.schema import HEAD, certificates, checks, figures, gpus, runs
+from rigcheck.history.schema import HEAD, certificates, checks, events, figures, gpus, runs
 from rigcheck.history.series import update_series
 
 MIGRATIONS = Path(__file__).with_name("migrations")
@@ -99,12 +100,14 @@ def revision(connection: Connection) -> str | None:
 
 
 def write_run(engine: Engine, certificate: dict[str, Any], facts: dict[str, Any]) -> None:
-    """One run with its GPUs, failed checks and figures, its certificate compressed, its
-    figures folded into the node's series; a run written again replaces itself."""
+    """One run with its GPUs, failed checks, figures and the kernel-log events no earlier run
+    stored, its certificate compressed, its figures folded into the node's series; a run written
+    again replaces itself."""
     unmask = not certificate.get("masked", True)
     run = rows.run_row(certificate)
     figure_rows = rows.figure_rows(certificate)
     check_rows = [c for c in rows.check_rows(certificate, facts) if c["outcome"] not in NOT_STORED]
+    read = event_rows(facts, run["node"], run["started_at"], unmask)
     with engine.begin() as connection:
         old = connection.execute(sa.select(runs.c.id).where(runs.c.run_id == run["run_id"]))
         delete_runs(connection, [old_id for (old_id,) in old.all()])
@@ -116,6 +119,7 @@ def write_run(engine: Engine, certificate: dict[str, Any], facts: dict[str, Any]
         ):
             if values:
                 connection.execute(table.insert(), [{**v, "run": run_key} for v in values])
+        write_events(connection, run_key, read)
         connection.execute(certificates.insert().values(run=run_key, body=pack(certificate)))
         update_series(connection, run["node"], run["class_name"], run["started_at"], figure_rows)
         drop_old_pass_certificates(connection, run["node"], keep_passes())
@@ -132,7 +136,7 @@ def unpack(body: bytes) -> dict[str, Any]:
 def delete_runs(connection: Connection, ids: list[int]) -> None:
     if not ids:
         return
-    for table in (figures, checks, gpus, certificates):
+    for table in (events, figures, checks, gpus, certificates):
         connection.execute(table.delete().where(table.c.run.in_(ids)))
     connection.execute(runs.delete().where(runs.c.id.in_(ids)))
 
