@@ -5,10 +5,11 @@
 How it samples a year of five-minute gate runs on 1,000 nodes (105M runs) down to N: NODES nodes,
 N / NODES runs each, five minutes apart. Every run has the rows rigcheck writes for it (runs, its
 8 GPUs with their board digests); 1 run in 100 fails (one check row naming GPU 3, certificate
-kept); one run in 12 measured 16 figures (an hourly tier between quick runs); each node keeps the
-certificates of its newest 10 passes, as the store's retention does; each node's series hold
-their window. Rows are inserted as rows.py makes them, with SQL, not through write_run: the
-store's size is what is under test, not the fill."""
+kept; it read one new Xid 79 line: an events row, add_events); one run in 12 measured 16 figures
+(an hourly tier between quick runs); each node keeps the certificates of its newest 10 passes, as
+the store's retention does; each node's series hold their window. Rows are inserted as rows.py
+makes them, with SQL, not through write_run: the store's size is what is under test, not the
+fill. Grown stores (grow) repeat the filled pattern: the same 1% fail, 1 in 12 has figures."""
 
 from __future__ import annotations
 
@@ -65,11 +66,12 @@ def fill(url: str, total: int) -> None:
     per_node = max(1, total // NODES)
     with engine.begin() as connection:
         for i in range(min(NODES, total)):
-            _fill_node(connection, node_name(i), per_node, template, body, facts)
+            _fill_node(connection, i, per_node, template, body, facts)
     engine.dispose()
 
 
-def _fill_node(connection, node, count, template, body, facts) -> None:
+def _fill_node(connection, i, count, template, body, facts) -> None:
+    node = node_name(i)
     boards = [f"{node}-board-{g}" for g in range(GPUS)]
     keys = [(rows.board_key(b), rows.board_key(f"GPU-{b}")) for b in boards]
     base = connection.execute(sa.select(sa.func.coalesce(sa.func.max(runs.c.id), 0))).scalar()
@@ -78,7 +80,10 @@ def _fill_node(connection, node, count, template, body, facts) -> None:
     for n in range(count):
         run_key = base + n + 1
         at = (END - EVERY * (count - n)).strftime("%Y-%m-%dT%H:%M:%SZ")
-        fail = n % 100 == 99
+        # Counted over the whole store, not the node: a 10,000-run fill has 10 runs a node, and
+        # counting within a node made no run fail and one in 10 (not 12) measure figures.
+        serial = i * count + n
+        fail = serial % 100 == 99
         run_rows.append(
             {**template, "id": run_key, "run_id": f"{at}-{node}", "node": node,
              "started_at": at, "verdict": "fail" if fail else "pass"}
@@ -95,7 +100,7 @@ def _fill_node(connection, node, count, template, body, facts) -> None:
             )  # fmt: skip
         if fail or n >= count - KEEP_PASSES:
             kept.append({"run": run_key, "body": body})
-        if n % 12 == 0:
+        if serial % 12 == 0:
             for g in range(GPUS):
                 for figure, (unit, value) in FIGURES.items():
                     entry = {"figure": figure, "label": f"gpu{g}", "measured": value,
@@ -108,6 +113,8 @@ def _fill_node(connection, node, count, template, body, facts) -> None:
     ):  # fmt: skip
         if values:
             connection.execute(table.insert(), values)
+    if not recent:  # a node whose runs measured no figures: no series
+        return
     connection.execute(
         series.insert(),
         [
@@ -161,6 +168,23 @@ MOVED = {
     "postgresql": "to_char(started_at::timestamp + CAST(:minutes AS interval),"
     ' \'YYYY-MM-DD"T"HH24:MI:SS"Z"\')',
 }
+
+
+def add_events(url: str) -> None:
+    """The Xid 79 each failing run read, as the events row write_run stores for it."""
+    engine = store.open_store(url)  # migrated: the events table is there
+    with engine.begin() as connection:
+        connection.execute(sa.text(EVENTS))
+    engine.dispose()
+
+
+EVENTS = (
+    "INSERT INTO events (run, node, source, code, gpu, bus_id, serial, serial_key, at, line_key,"
+    " text) SELECT c.run, r.node, 'xid', 79, g.idx, '0000:1b:00.0', g.serial, g.serial_key,"
+    " r.started_at, r.run_id, 'GPU has fallen off the bus.' FROM checks c"
+    " JOIN runs r ON r.id = c.run JOIN gpus g ON g.run = c.run AND g.idx = c.gpu"
+    " WHERE c.outcome = 'fail' AND NOT EXISTS (SELECT 1 FROM events e WHERE e.run = c.run)"
+)
 GROW = (
     "INSERT INTO runs (id, run_id, node, class_name, origin, tier, verdict, exit_status,"
     " started_at, root_cause) SELECT id + :ids, run_id || '-' || :k, node, class_name, origin,"

@@ -276,27 +276,37 @@ def board_runs(keys: list[str]) -> sa.Select:
 
 
 def latest_runs(engine: Engine) -> Iterator[dict[str, Any]]:
-    """Each node's latest run with its certificate (None where pruned), by node name: the
-    latest per node is found in SQL, from the (node, started_at) index."""
-    newest = (
-        sa.select(runs.c.node, sa.func.max(runs.c.started_at).label("at"))
-        .group_by(runs.c.node)
-        .subquery()
-    )
-    query = (
-        sa.select(runs.c.id, runs.c.run_id, runs.c.node, runs.c.started_at, certificates.c.body)
-        .join(newest, sa.and_(runs.c.node == newest.c.node, runs.c.started_at == newest.c.at))
-        .outerjoin(certificates, certificates.c.run == runs.c.id)
-        .order_by(runs.c.node, runs.c.id.desc())
-    )
+    """Each node's latest run with its certificate (None where pruned), by node name, read from
+    the (node, started_at) index: a walk from node name to the next (a recursive query), and each
+    node's newest entry. GROUP BY node is a scan of every run on PostgreSQL, which has no skip
+    scan: 1.4 s of the fleet's query at 1M runs, growing with the history (issue 43)."""
     with engine.connect() as connection:
-        node = None
-        for row in connection.execute(query.execution_options(yield_per=200)):
-            if row.node == node:
-                continue  # two runs of one node started in the same second: the later written
-            node = row.node
+        for row in connection.execute(latest_query().execution_options(yield_per=200)):
             body = row.body
             yield {**row._mapping, "certificate": unpack(body) if body is not None else None}
+
+
+def latest_query() -> sa.Select:
+    first = sa.select(sa.func.min(runs.c.node).label("node"))
+    nodes = first.cte("nodes", recursive=True)
+    after = sa.select(sa.func.min(runs.c.node)).where(runs.c.node > nodes.c.node)
+    nodes = nodes.union_all(sa.select(after.scalar_subquery()).where(nodes.c.node.is_not(None)))
+    newest = runs.alias("newest")
+    latest = (
+        sa.select(newest.c.id)
+        .where(newest.c.node == nodes.c.node)
+        # Two runs of a node started in the same second: the later written.
+        .order_by(newest.c.started_at.desc(), newest.c.id.desc())
+        .limit(1)
+        .scalar_subquery()
+    )
+    return (
+        sa.select(runs.c.id, runs.c.run_id, runs.c.node, runs.c.started_at, certificates.c.body)
+        .select_from(nodes)
+        .join(runs, runs.c.id == latest)
+        .outerjoin(certificates, certificates.c.run == runs.c.id)
+        .order_by(runs.c.node)
+    )
 
 
 def latest_certificates(engine: Engine) -> list[dict[str, Any]]:
