@@ -96,7 +96,8 @@ def _fill_node(connection, i, count, template, body, facts) -> None:
         if fail:
             check_rows.append(
                 {"run": run_key, "check_id": "x", "name": "test_no_machine_fault_xids",
-                 "outcome": "fail", "gpu": 3, "message": "Xid 79 on GPU 3"}
+                 "outcome": "fail", "gpu": 3, "message": "Xid 79 on GPU 3",
+                 "serial_key": keys[3][0], "uuid_key": keys[3][1]}
             )  # fmt: skip
         if fail or n >= count - KEEP_PASSES:
             kept.append({"run": run_key, "body": body})
@@ -191,8 +192,9 @@ GROW = (
     " tier, verdict, exit_status, {moved}, root_cause FROM runs WHERE id <= :ids / :k",
     "INSERT INTO gpus (run, idx, serial, uuid, serial_key, uuid_key) SELECT run + :ids, idx,"
     " serial, uuid, serial_key, uuid_key FROM gpus WHERE run <= :ids / :k",
-    "INSERT INTO checks (run, check_id, name, outcome, gpu, message) SELECT run + :ids,"
-    " check_id, name, outcome, gpu, message FROM checks WHERE run <= :ids / :k",
+    "INSERT INTO checks (run, check_id, name, outcome, gpu, message, serial_key, uuid_key)"
+    " SELECT run + :ids, check_id, name, outcome, gpu, message, serial_key, uuid_key FROM checks"
+    " WHERE run <= :ids / :k",
     "INSERT INTO figures (run, figure, label, measured, unit, verdict) SELECT run + :ids,"
     " figure, label, measured, unit, verdict FROM figures WHERE run <= :ids / :k",
     "INSERT INTO certificates (run, body) SELECT c.run + :ids, c.body FROM certificates c"

@@ -23,7 +23,7 @@ from sqlalchemy import (
     Text,
 )
 
-HEAD = "0003"  # the newest revision: a store at it is opened without running alembic
+HEAD = "0004"  # the newest revision: a store at it is opened without running alembic
 
 metadata = MetaData()
 
@@ -87,6 +87,10 @@ checks = Table(
     Column("outcome", String(20), nullable=False),  # only checks that did not pass or skip
     Column("gpu", Integer),  # the GPU index the check is about, when it names one
     Column("message", Text),  # its first line
+    # That GPU's digests (as gpus'): a board's failures found from its few failed checks, not
+    # from every run it was in nor every failure of the fleet.
+    Column("serial_key", String(64), index=True),
+    Column("uuid_key", String(64), index=True),
 )
 
 figures = Table(

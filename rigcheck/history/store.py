@@ -27,6 +27,7 @@ MIGRATIONS = Path(__file__).with_name("migrations")
 CONNECT_TIMEOUT_S = 10
 SERVER_BACKENDS = ("postgresql", "mysql", "mariadb")
 NOT_STORED = ("pass", "skip")  # check outcomes that are no rows: the certificate has them
+NO_KEYS = {"serial_key": None, "uuid_key": None}  # a check about the machine, or an unknown GPU
 
 
 @dataclass(frozen=True)
@@ -106,14 +107,20 @@ def write_run(engine: Engine, certificate: dict[str, Any], facts: dict[str, Any]
     unmask = not certificate.get("masked", True)
     run = rows.run_row(certificate)
     figure_rows = rows.figure_rows(certificate)
-    check_rows = [c for c in rows.check_rows(certificate, facts) if c["outcome"] not in NOT_STORED]
+    gpu_rows = rows.gpu_rows(facts, unmask)
+    keys = {g["idx"]: {"serial_key": g["serial_key"], "uuid_key": g["uuid_key"]} for g in gpu_rows}
+    check_rows = [
+        {**c, **keys.get(c["gpu"], NO_KEYS)}
+        for c in rows.check_rows(certificate, facts)
+        if c["outcome"] not in NOT_STORED
+    ]
     read = event_rows(facts, run["node"], run["started_at"], unmask)
     with engine.begin() as connection:
         old = connection.execute(sa.select(runs.c.id).where(runs.c.run_id == run["run_id"]))
         delete_runs(connection, [old_id for (old_id,) in old.all()])
         run_key = connection.execute(runs.insert().values(**run)).inserted_primary_key[0]
         for table, values in (
-            (gpus, rows.gpu_rows(facts, unmask)),
+            (gpus, gpu_rows),
             (checks, check_rows),
             (figures, figure_rows),
         ):
@@ -168,6 +175,8 @@ def failing_sightings(
     keys = [k for k in keys if k]
     if not keys:
         return {}
+    # From the failed checks' own digests (their index): a board's few failures, whatever the
+    # size of the history; the run and the GPU row only for those.
     query = (
         sa.select(
             runs.c.node,
@@ -175,15 +184,15 @@ def failing_sightings(
             runs.c.run_id,
             checks.c.name,
             checks.c.message,
-            gpus.c.idx,
+            checks.c.gpu.label("idx"),
             gpus.c.serial,
-            gpus.c.serial_key,
-            gpus.c.uuid_key,
+            checks.c.serial_key,
+            checks.c.uuid_key,
         )
         .select_from(checks.join(runs, checks.c.run == runs.c.id))
-        .join(gpus, sa.and_(gpus.c.run == runs.c.id, gpus.c.idx == checks.c.gpu))
+        .outerjoin(gpus, sa.and_(gpus.c.run == checks.c.run, gpus.c.idx == checks.c.gpu))
         .where(checks.c.outcome == "fail")
-        .where(sa.or_(gpus.c.serial_key.in_(keys), gpus.c.uuid_key.in_(keys)))
+        .where(sa.or_(checks.c.serial_key.in_(keys), checks.c.uuid_key.in_(keys)))
         .order_by(runs.c.started_at.desc())
     )
     found: dict[str, list[Sighting]] = {}
