@@ -39,17 +39,20 @@ def stored(size: int) -> str:
     before failures were counted over the store hold no failure, and are not reused."""
     FOLDER.mkdir(parents=True, exist_ok=True)
     path = FOLDER / f"history-v2-{size}.db"
+    # Each process builds in its own file (a 1M store built while two runs may have shared one
+    # .part was malformed: PRAGMA quick_check, "Rowid 9960 out of order").
+    part = f".{os.getpid()}.part"
     if not path.exists():
         base = FOLDER / "history-v2-10000.db"
         if not base.exists():
-            synthetic.fill(f"sqlite:///{base}.part", 10_000)
-            synthetic.add_events(f"sqlite:///{base}.part")
-            os.replace(f"{base}.part", base)
+            synthetic.fill(f"sqlite:///{base}{part}", 10_000)
+            synthetic.add_events(f"sqlite:///{base}{part}")
+            os.replace(f"{base}{part}", base)
         if size != 10_000:
-            shutil.copy(base, f"{path}.part")
-            synthetic.grow(f"sqlite:///{path}.part", size // 10_000)
-            synthetic.add_events(f"sqlite:///{path}.part")
-            os.replace(f"{path}.part", path)
+            shutil.copy(base, f"{path}{part}")
+            synthetic.grow(f"sqlite:///{path}{part}", size // 10_000)
+            synthetic.add_events(f"sqlite:///{path}{part}")
+            os.replace(f"{path}{part}", path)
     return f"sqlite:///{path}"
 
 
