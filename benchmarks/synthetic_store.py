@@ -133,7 +133,7 @@ def grow(url: str, factor: int) -> None:
     store of 100,000 runs grown 10 times is 1,000 nodes x 1,000 runs. On PostgreSQL the secondary
     indexes are dropped while copying and built again after (a sort, not 8M random inserts), and
     the id sequences are moved past the copied ids, so that a run written after is a new row."""
-    engine = sa.create_engine(url)
+    engine = store.open_store(url)  # migrated first: its columns are the ones copied
     postgres = engine.dialect.name == "postgresql"
     statements = [sql.format(moved=MOVED[engine.dialect.name]) for sql in GROW]
     with engine.begin() as connection:
