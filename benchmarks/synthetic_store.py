@@ -5,10 +5,11 @@
 How it samples a year of five-minute gate runs on 1,000 nodes (105M runs) down to N: NODES nodes,
 N / NODES runs each, five minutes apart. Every run has the rows rigcheck writes for it (runs, its
 8 GPUs with their board digests); 1 run in 100 fails (one check row naming GPU 3, certificate
-kept); one run in 12 measured 16 figures (an hourly tier between quick runs); each node keeps the
-certificates of its newest 10 passes, as the store's retention does; each node's series hold
-their window. Rows are inserted as rows.py makes them, with SQL, not through write_run: the
-store's size is what is under test, not the fill."""
+kept; it read one new Xid 79 line: an events row, add_events); one run in 12 measured 16 figures
+(an hourly tier between quick runs); each node keeps the certificates of its newest 10 passes, as
+the store's retention does; each node's series hold their window. Rows are inserted as rows.py
+makes them, with SQL, not through write_run: the store's size is what is under test, not the
+fill. Grown stores (grow) repeat the filled pattern: the same 1% fail, 1 in 12 has figures."""
 
 from __future__ import annotations
 
@@ -65,11 +66,12 @@ def fill(url: str, total: int) -> None:
     per_node = max(1, total // NODES)
     with engine.begin() as connection:
         for i in range(min(NODES, total)):
-            _fill_node(connection, node_name(i), per_node, template, body, facts)
+            _fill_node(connection, i, per_node, template, body, facts)
     engine.dispose()
 
 
-def _fill_node(connection, node, count, template, body, facts) -> None:
+def _fill_node(connection, i, count, template, body, facts) -> None:
+    node = node_name(i)
     boards = [f"{node}-board-{g}" for g in range(GPUS)]
     keys = [(rows.board_key(b), rows.board_key(f"GPU-{b}")) for b in boards]
     base = connection.execute(sa.select(sa.func.coalesce(sa.func.max(runs.c.id), 0))).scalar()
@@ -78,7 +80,10 @@ def _fill_node(connection, node, count, template, body, facts) -> None:
     for n in range(count):
         run_key = base + n + 1
         at = (END - EVERY * (count - n)).strftime("%Y-%m-%dT%H:%M:%SZ")
-        fail = n % 100 == 99
+        # Counted over the whole store, not the node: a 10,000-run fill has 10 runs a node, and
+        # counting within a node made no run fail and one in 10 (not 12) measure figures.
+        serial = i * count + n
+        fail = serial % 100 == 99
         run_rows.append(
             {**template, "id": run_key, "run_id": f"{at}-{node}", "node": node,
              "started_at": at, "verdict": "fail" if fail else "pass"}
@@ -91,11 +96,12 @@ def _fill_node(connection, node, count, template, body, facts) -> None:
         if fail:
             check_rows.append(
                 {"run": run_key, "check_id": "x", "name": "test_no_machine_fault_xids",
-                 "outcome": "fail", "gpu": 3, "message": "Xid 79 on GPU 3"}
+                 "outcome": "fail", "gpu": 3, "message": "Xid 79 on GPU 3",
+                 "serial_key": keys[3][0], "uuid_key": keys[3][1]}
             )  # fmt: skip
         if fail or n >= count - KEEP_PASSES:
             kept.append({"run": run_key, "body": body})
-        if n % 12 == 0:
+        if serial % 12 == 0:
             for g in range(GPUS):
                 for figure, (unit, value) in FIGURES.items():
                     entry = {"figure": figure, "label": f"gpu{g}", "measured": value,
@@ -108,6 +114,8 @@ def _fill_node(connection, node, count, template, body, facts) -> None:
     ):  # fmt: skip
         if values:
             connection.execute(table.insert(), values)
+    if not recent:  # a node whose runs measured no figures: no series
+        return
     connection.execute(
         series.insert(),
         [
@@ -122,27 +130,71 @@ def _fill_node(connection, node, count, template, body, facts) -> None:
 def grow(url: str, factor: int) -> None:
     """Make each node's history `factor` times as long, in SQL: copy k of the stored runs (their
     GPUs, failed checks, figures; a failure's certificate) to k x their span earlier. A filled
-    store of 100,000 runs grown 10 times is 1,000 nodes x 1,000 runs."""
-    engine = sa.create_engine(url)
+    store of 100,000 runs grown 10 times is 1,000 nodes x 1,000 runs. On PostgreSQL the secondary
+    indexes are dropped while copying and built again after (a sort, not 8M random inserts), and
+    the id sequences are moved past the copied ids, so that a run written after is a new row."""
+    engine = store.open_store(url)  # migrated first: its columns are the ones copied
+    postgres = engine.dialect.name == "postgresql"
+    statements = [sql.format(moved=MOVED[engine.dialect.name]) for sql in GROW]
     with engine.begin() as connection:
         top = connection.execute(sa.text("SELECT max(id), count(*) FROM runs")).one()
         span = top[1] // NODES  # runs per node: each copy is that many five-minute steps earlier
+        dropped = _drop_indexes(connection) if postgres else []
         for k in range(1, factor):
             shift = {"k": k, "ids": k * top[0], "minutes": f"-{k * span * 5} minutes"}
-            for sql in GROW:
+            for sql in statements:
                 connection.execute(sa.text(sql), shift)
+        for index in dropped:
+            index.create(connection)
+        if postgres:
+            for table in (runs, gpus, checks, figures, series):
+                connection.execute(
+                    sa.text(f"SELECT setval(pg_get_serial_sequence('{table.name}', 'id'), "
+                            f"(SELECT max(id) FROM {table.name}))")
+                )  # fmt: skip
+            connection.execute(sa.text("ANALYZE"))
     engine.dispose()
 
 
+def _drop_indexes(connection) -> list[sa.Index]:
+    found = [i for table in (runs, gpus, checks, figures) for i in table.indexes if not i.unique]
+    for index in found:
+        index.drop(connection)
+    return found
+
+
+# A run's start moved `:minutes` earlier, as ISO 8601 UTC text (the column's form).
+MOVED = {
+    "sqlite": "strftime('%Y-%m-%dT%H:%M:%SZ', started_at, :minutes)",
+    "postgresql": "to_char(started_at::timestamp + CAST(:minutes AS interval),"
+    ' \'YYYY-MM-DD"T"HH24:MI:SS"Z"\')',
+}
+
+
+def add_events(url: str) -> None:
+    """The Xid 79 each failing run read, as the events row write_run stores for it."""
+    engine = store.open_store(url)  # migrated: the events table is there
+    with engine.begin() as connection:
+        connection.execute(sa.text(EVENTS))
+    engine.dispose()
+
+
+EVENTS = (
+    "INSERT INTO events (run, node, source, code, gpu, bus_id, serial, serial_key, at, line_key,"
+    " text) SELECT c.run, r.node, 'xid', 79, g.idx, '0000:1b:00.0', g.serial, g.serial_key,"
+    " r.started_at, r.run_id, 'GPU has fallen off the bus.' FROM checks c"
+    " JOIN runs r ON r.id = c.run JOIN gpus g ON g.run = c.run AND g.idx = c.gpu"
+    " WHERE c.outcome = 'fail' AND NOT EXISTS (SELECT 1 FROM events e WHERE e.run = c.run)"
+)
 GROW = (
     "INSERT INTO runs (id, run_id, node, class_name, origin, tier, verdict, exit_status,"
     " started_at, root_cause) SELECT id + :ids, run_id || '-' || :k, node, class_name, origin,"
-    " tier, verdict, exit_status, strftime('%Y-%m-%dT%H:%M:%SZ', started_at, :minutes),"
-    " root_cause FROM runs WHERE id <= :ids / :k",
+    " tier, verdict, exit_status, {moved}, root_cause FROM runs WHERE id <= :ids / :k",
     "INSERT INTO gpus (run, idx, serial, uuid, serial_key, uuid_key) SELECT run + :ids, idx,"
     " serial, uuid, serial_key, uuid_key FROM gpus WHERE run <= :ids / :k",
-    "INSERT INTO checks (run, check_id, name, outcome, gpu, message) SELECT run + :ids,"
-    " check_id, name, outcome, gpu, message FROM checks WHERE run <= :ids / :k",
+    "INSERT INTO checks (run, check_id, name, outcome, gpu, message, serial_key, uuid_key)"
+    " SELECT run + :ids, check_id, name, outcome, gpu, message, serial_key, uuid_key FROM checks"
+    " WHERE run <= :ids / :k",
     "INSERT INTO figures (run, figure, label, measured, unit, verdict) SELECT run + :ids,"
     " figure, label, measured, unit, verdict FROM figures WHERE run <= :ids / :k",
     "INSERT INTO certificates (run, body) SELECT c.run + :ids, c.body FROM certificates c"

@@ -8,6 +8,7 @@ from typing import Any
 from rigcheck.errors import HistoryError
 from rigcheck.history import store
 from rigcheck.history.changes import Change, verdict_changes
+from rigcheck.history.events import load_events, what
 from rigcheck.history.retention import LAST_RUNS
 from rigcheck.history.rows import board_key
 from rigcheck.history.trends import Drift, drifts, spec_bands
@@ -24,6 +25,8 @@ class View:
     drifts: list[Drift] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # GPUs seen failing before
     total: int | None = None  # runs stored for the title, when more than shown
+    events: list[dict[str, Any]] = field(default_factory=list)  # kernel-log events, oldest first
+    events_total: int = 0
 
     @property
     def shown(self) -> str:
@@ -34,8 +37,9 @@ class View:
 
 def build_view(engine: Any, who: str | None, last: int | None = LAST_RUNS) -> View:
     """The newest `last` runs (None: all) of a node, a board or the store, and what they show."""
-    title, runs, total = select_runs(engine, who, last)
+    title, runs, total, scope = select_runs(engine, who, last)
     view = View(title, runs, verdict_changes(runs), total=total)
+    view.events, view.events_total = load_events(engine, **scope, last=last)
     view.drifts = drifts(runs, spec_bands({r["class_name"] for r in runs if r["class_name"]}))
     view.notes = returning_boards(engine, runs)
     return view
@@ -43,13 +47,14 @@ def build_view(engine: Any, who: str | None, last: int | None = LAST_RUNS) -> Vi
 
 def select_runs(
     engine: Any, who: str | None, last: int | None
-) -> tuple[str, list[dict[str, Any]], int | None]:
-    """(title, the newest `last` runs oldest first, how many the store holds when known)."""
+) -> tuple[str, list[dict[str, Any]], int | None, dict[str, Any]]:
+    """(title, the newest `last` runs oldest first, how many the store holds when known, whose
+    kernel-log events: load_events' node= or keys=)."""
     if who is None:
-        return "every run", store.load_runs(engine, last=last), store.count_runs(engine)
+        return "every run", store.load_runs(engine, last=last), store.count_runs(engine), {}
     if store.has_node(engine, who):
         runs = store.load_runs(engine, node=who, last=last)
-        return f"node {who}", runs, store.count_runs(engine, node=who)
+        return f"node {who}", runs, store.count_runs(engine, node=who), {"node": who}
     keys = [board_key(who)]
     runs = store.load_runs(engine, run_keys=store.board_runs(keys), last=last)
     if not runs:
@@ -60,7 +65,8 @@ def select_runs(
         nodes = store.node_names(engine, limit=11)
         shown = ", ".join(nodes[:10]) + (" …" if len(nodes) > 10 else "") or "none yet"
         raise _not_found(who, shown)
-    return f"GPU {who}", [only_board(run, set(keys)) for run in runs], None
+    board = [only_board(run, set(keys)) for run in runs]
+    return f"GPU {who}", board, None, {"keys": [k for k in keys if k]}
 
 
 def only_board(run: dict[str, Any], keys: set[str]) -> dict[str, Any]:
@@ -114,6 +120,8 @@ def print_view(view: View) -> None:
     for change in view.changes:
         colour = "red" if change.after == "fail" else "green" if change.after == "pass" else ""
         console.print(f"[{colour or 'default'}]{escape(change.text())}[/]", soft_wrap=True)
+    if view.events:
+        console.print(events_table(view))
     for line in view.notes:
         console.print(f"[red]{escape(line)}[/red]", soft_wrap=True)
     for found in view.drifts:
@@ -134,6 +142,23 @@ def runs_table(view: View):
         cells = (run["started_at"], run["node"], run["class_name"] or "", run["origin"] or "",
                  run["verdict"], failed)  # fmt: skip
         table.add_row(*cells, style=style)
+    return table
+
+
+def events_table(view: View):
+    """The kernel-log events, each line once (the first run that read it)."""
+    from rich.table import Table
+
+    shown = len(view.events)
+    more = f"the last {shown} of {view.events_total:,}" if view.events_total > shown else shown
+    table = Table(title=f"kernel-log events: {more}", title_justify="left")
+    for column in ("time (UTC)", "node", "GPU", "serial", "event", "line"):
+        table.add_column(column, overflow="fold")
+    for event in view.events:
+        at = event["at"] or (f"boot+{event['t_s']:.0f}s" if event["t_s"] is not None else "?")
+        gpu = str(event["gpu"]) if event["gpu"] is not None else event["bus_id"] or ""
+        cells = (at, event["node"], gpu, event["serial"] or "", what(event), event["text"] or "")
+        table.add_row(*cells)
     return table
 
 

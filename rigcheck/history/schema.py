@@ -4,7 +4,9 @@
 A run is rows a database indexes (runs, gpus, the checks that did not pass, figures); its whole
 certificate is kept compressed and only for a while (certificates: failures, and each node's
 newest passes); `series` holds each node's figure series pre-aggregated to a bounded window, so
-that the check every run pays reads a few rows however long the history (issue 43)."""
+that the check every run pays reads a few rows however long the history (issue 43). `events`
+holds the kernel-log events (Xids, SXids, NVRM and amdgpu records) a run read, each line once per
+node however many runs read it again."""
 
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ from sqlalchemy import (
     Text,
 )
 
-HEAD = "0002"  # the newest revision: a store at it is opened without running alembic
+HEAD = "0004"  # the newest revision: a store at it is opened without running alembic
 
 metadata = MetaData()
 
@@ -85,6 +87,10 @@ checks = Table(
     Column("outcome", String(20), nullable=False),  # only checks that did not pass or skip
     Column("gpu", Integer),  # the GPU index the check is about, when it names one
     Column("message", Text),  # its first line
+    # That GPU's digests (as gpus'): a board's failures found from its few failed checks, not
+    # from every run it was in nor every failure of the fleet.
+    Column("serial_key", String(64), index=True),
+    Column("uuid_key", String(64), index=True),
 )
 
 figures = Table(
@@ -97,4 +103,27 @@ figures = Table(
     Column("measured", Float, nullable=False),
     Column("unit", String(30)),
     Column("verdict", String(20)),
+)
+
+events = Table(
+    "events",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    # The first run that read the line: pruned with it.
+    Column("run", Integer, ForeignKey("runs.id", ondelete="CASCADE"), nullable=False, index=True),
+    Column("node", String(255), nullable=False),
+    Column("source", String(20), nullable=False),  # xid, sxid, nvrm, amdgpu
+    Column("kind", String(40)),  # an NVRM record's kind (fallen_off_bus, ...)
+    Column("code", Integer),  # the Xid or SXid number
+    Column("gpu", Integer),  # the index of the GPU at bus_id in that run, when one is
+    Column("bus_id", String(20)),
+    Column("serial", String(100)),  # that GPU's, masked as the certificate masks it
+    Column("serial_key", String(64), index=True),  # as gpus.serial_key
+    Column("t_s", Float),  # seconds since boot, as the kernel stamped the line
+    Column("at", String(40)),  # ISO 8601 UTC: the run's start less (uptime - t_s); None unknown
+    Column("line_key", String(64), nullable=False),  # sha256 of the line as read (line id)
+    Column("text", Text),
+    # A line read again by the next run is the same event: one row per node and line.
+    Index("ix_events_node_line", "node", "line_key", unique=True),
+    Index("ix_events_node_at", "node", "at"),
 )

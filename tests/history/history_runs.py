@@ -101,3 +101,26 @@ def parsed_samples(text: str) -> dict[tuple[str, tuple], float]:
         for family in text_string_to_metric_families(text)
         for sample in family.samples
     }
+
+
+# A real HGX node's kernel log (fixtures/realworld/kernel_log.json, quoted from gpud's SXid page:
+# https://github.com/leptonai/gpud/blob/main/components/accelerator/nvidia/sxid/README.md): GPU
+# 0000:91:00.0 falls off the bus (Xid 79 and the NVRM record), then fatal SXid 20034 on
+# NVSwitches.
+GPUD_SXID = "https://github.com/leptonai/gpud/blob/main/components/accelerator/nvidia/sxid"
+LOG_UPTIME_S = 6781800.0  # the kernel's uptime when a run read that log: ~78 days after boot
+
+
+def with_kernel_log(facts: dict, uptime_s: float = LOG_UPTIME_S) -> dict:
+    """The facts with that log read by the real reader, GPU 1 moved to the bus it names."""
+    import json
+
+    from rigcheck.facts.kernel_log import reader
+
+    cases = json.loads((REPO / "fixtures" / "realworld" / "kernel_log.json").read_text())
+    case = next(c for c in cases["nvidia"] if c["source"].startswith(GPUD_SXID))
+    log = reader._events("dmesg", [line for line, _ in case["lines"]], None)
+    facts = copy.deepcopy(facts)
+    facts["kernel_log"] = {**log, "uptime_s": uptime_s}
+    facts["devices"][1]["pci"]["bus_id"] = "0000:91:00.0"
+    return facts

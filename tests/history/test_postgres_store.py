@@ -1,5 +1,6 @@
 """The history store on a real PostgreSQL (Debian's server, started for this test): two live cpu
-runs kept there and read back by `rigcheck history` and `rigcheck fleet --from-history`."""
+runs kept there and read back by `rigcheck history` and `rigcheck fleet --from-history`, and a
+real kernel log's events kept as rows there, once per line."""
 
 from __future__ import annotations
 
@@ -11,10 +12,11 @@ import pytest
 import sqlalchemy as sa
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from history_runs import live_cpu_run, rigcheck
+from history_runs import live_cpu_run, node_run, rigcheck, with_kernel_log
 from history_services import Postgres
 
-from rigcheck.history.schema import metadata
+from rigcheck.history import store
+from rigcheck.history.schema import events, metadata
 
 
 @pytest.fixture
@@ -52,3 +54,17 @@ def test_two_live_cpu_runs_appear_in_history_from_postgresql(postgres, tmp_path)
     fleet = rigcheck("fleet", "--from-history", postgres.url, "-o", str(tmp_path / "fleet.html"))
     assert fleet.returncode == 0, fleet.stdout + fleet.stderr
     assert "1 nodes" in fleet.stdout and "no node to drain" in fleet.stdout
+    # Kernel-log events on PostgreSQL: two runs of one boot read the same 6 lines; kept once.
+    engine = store.open_store(postgres.url)
+    for started, uptime in (
+        ("2026-11-02T10:00:00Z", 6781800.0),
+        ("2026-11-02T10:05:00Z", 6782100.0),
+    ):
+        certificate, facts = node_run("node-17", started, xid_on_gpu1=True)
+        store.write_run(engine, certificate, with_kernel_log(facts, uptime))
+    with engine.connect() as connection:
+        kept = connection.execute(sa.select(events.c.source, events.c.gpu, events.c.at)).all()
+    engine.dispose()
+    assert len(kept) == 6 and ("xid", 1, "2026-11-02T09:59:01Z") in kept
+    shown = rigcheck("history", "node-17", "--history", postgres.url)
+    assert "kernel-log events: 6" in shown.stdout and "SXid 20034" in shown.stdout, shown.stdout

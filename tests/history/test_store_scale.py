@@ -93,8 +93,11 @@ def test_a_store_of_the_first_schema_is_migrated_with_its_runs(url):
         )
         for outcome in ("pass", "fail"):
             connection.execute(sa.text(
-                "INSERT INTO checks (run, check_id, name, outcome) VALUES (1, 'c', 'c', :o)"),
-                {"o": outcome})  # fmt: skip
+                "INSERT INTO checks (run, check_id, name, outcome, gpu) "
+                "VALUES (1, 'c', 'c', :o, 1)"), {"o": outcome})  # fmt: skip
+        connection.execute(sa.text(
+            "INSERT INTO gpus (run, idx, serial_key, uuid_key) "
+            "VALUES (1, 1, 'board', 'uuid')"))  # fmt: skip
         connection.execute(sa.text(
             "INSERT INTO figures (run, figure, label, measured, unit) "
             "VALUES (1, 'matmul_bf16_tflops', 'gpu0', 900, 'TFLOP/s')"))  # fmt: skip
@@ -104,8 +107,14 @@ def test_a_store_of_the_first_schema_is_migrated_with_its_runs(url):
     (moved,) = store.load_runs(engine)
     assert moved["root_cause"] == certificate["root_cause"] and moved["root_cause"]
     assert [c["outcome"] for c in moved["failed"]] == ["fail"]
+    # 0004: the failed check carries its GPU's digests, and the board is found by them.
+    assert [(s.started_at, s.gpu) for s in store.failing_sightings(engine, ["board"])["board"]] == [
+        ("2026-11-02T10:00:00Z", 1)
+    ]
     with engine.connect() as connection:
         (found,) = node_series(connection, "node-17")
         checks = connection.execute(sa.text("SELECT count(*) FROM checks")).scalar()
+        keys = connection.execute(sa.text("SELECT serial_key, uuid_key FROM checks")).all()
     engine.dispose()
     assert found["recent"] == [("2026-11-02T10:00:00Z", 900.0)] and checks == 1
+    assert keys == [("board", "uuid")]  # 0004 filled them from the GPU rows
