@@ -63,6 +63,18 @@ def pytest_report_header(config: pytest.Config) -> str:
     return describe()
 
 
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """CI's serial pass (`-m serial`) collects only the files SERIAL names. Only an entry of
+    SERIAL marks a test `serial` (below), so no other file holds a test the pass would select,
+    and collecting the whole tree first cost the pass as long as its shortest live tests."""
+    if config.option.markexpr != "serial" or not collection_path.name.startswith("test_"):
+        return None
+    if collection_path.suffix != ".py" or TESTS not in collection_path.parents:
+        return None
+    file = collection_path.relative_to(TESTS).as_posix()
+    return file not in {entry.split("::")[0] for entry in SERIAL} or None
+
+
 @pytest.hookimpl(tryfirst=True)  # before -m deselects by it
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     modules = {}  # file -> its module, for every test file collected
