@@ -4,6 +4,9 @@ on CI), CI's two passes (parallel, then `serial`), and a frozen heap after colle
 import gc
 import os
 import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -175,3 +178,25 @@ def chromium() -> str:
             pytest.fail("RIGCHECK_REQUIRE_CHROMIUM=1 but no chromium on PATH")
         pytest.skip("headless Chromium not installed: apt-get install chromium (CI installs it)")
     return found
+
+
+@dataclass
+class LiveRun:
+    ret: int
+    output: str  # stdout and stderr together
+    report: Path  # its --report-dir; the collective job's files in report/collectives
+
+
+@pytest.fixture(scope="session")
+def live_cpu_run(tmp_path_factory: pytest.TempPathFactory) -> LiveRun:
+    """One live `pytest -m cpu` of the suites on this machine, as pytester's subprocess runs it
+    (serial pass): the live session test judges its verdict, the gloo test its torchrun job.
+    Each ran its own live job before, the serial pass paying the torchrun job twice."""
+    folder = tmp_path_factory.mktemp("live-cpu")
+    report = folder / "report"
+    command = [sys.executable, "-mpytest", f"--basetemp={folder / 'basetemp'}",
+               "-p", "no:cacheprovider", "-m", "cpu", f"--report-dir={report}",
+               str(TESTS.parent / "suites")]  # fmt: skip
+    done = subprocess.run(command, cwd=folder, env={**os.environ, "HOME": str(folder)},
+                          capture_output=True, text=True, timeout=900)  # fmt: skip
+    return LiveRun(done.returncode, done.stdout + done.stderr, report)
