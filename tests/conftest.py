@@ -197,6 +197,8 @@ def live_cpu_run(tmp_path_factory: pytest.TempPathFactory) -> LiveRun:
     command = [sys.executable, "-mpytest", f"--basetemp={folder / 'basetemp'}",
                "-p", "no:cacheprovider", "-m", "cpu", f"--report-dir={report}",
                str(TESTS.parent / "suites")]  # fmt: skip
-    done = subprocess.run(command, cwd=folder, env={**os.environ, "HOME": str(folder)},
-                          capture_output=True, text=True, timeout=900)  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}  # as pytester's
+    env.update(HOME=str(folder), PY_COLORS="0")
+    done = subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True,
+                          timeout=900)  # fmt: skip
     return LiveRun(done.returncode, done.stdout + done.stderr, report)
