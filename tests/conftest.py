@@ -4,6 +4,9 @@ on CI), CI's two passes (parallel, then `serial`), and a frozen heap after colle
 import gc
 import os
 import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -61,6 +64,18 @@ def pytest_report_header(config: pytest.Config) -> str:
     from class_turns import describe
 
     return describe()
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """CI's serial pass (`-m serial`) collects only the files SERIAL names. Only an entry of
+    SERIAL marks a test `serial` (below), so no other file holds a test the pass would select,
+    and collecting the whole tree first cost the pass as long as its shortest live tests."""
+    if config.option.markexpr != "serial" or not collection_path.name.startswith("test_"):
+        return None
+    if collection_path.suffix != ".py" or TESTS not in collection_path.parents:
+        return None
+    file = collection_path.relative_to(TESTS).as_posix()
+    return file not in {entry.split("::")[0] for entry in SERIAL} or None
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselects by it
@@ -163,3 +178,27 @@ def chromium() -> str:
             pytest.fail("RIGCHECK_REQUIRE_CHROMIUM=1 but no chromium on PATH")
         pytest.skip("headless Chromium not installed: apt-get install chromium (CI installs it)")
     return found
+
+
+@dataclass
+class LiveRun:
+    ret: int
+    output: str  # stdout and stderr together
+    report: Path  # its --report-dir; the collective job's files in report/collectives
+
+
+@pytest.fixture(scope="session")
+def live_cpu_run(tmp_path_factory: pytest.TempPathFactory) -> LiveRun:
+    """One live `pytest -m cpu` of the suites on this machine, as pytester's subprocess runs it
+    (serial pass): the live session test judges its verdict, the gloo test its torchrun job.
+    Each ran its own live job before, the serial pass paying the torchrun job twice."""
+    folder = tmp_path_factory.mktemp("live-cpu")
+    report = folder / "report"
+    command = [sys.executable, "-mpytest", f"--basetemp={folder / 'basetemp'}",
+               "-p", "no:cacheprovider", "-m", "cpu", f"--report-dir={report}",
+               str(TESTS.parent / "suites")]  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}  # as pytester's
+    env.update(HOME=str(folder), PY_COLORS="0")
+    done = subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True,
+                          timeout=900)  # fmt: skip
+    return LiveRun(done.returncode, done.stdout + done.stderr, report)

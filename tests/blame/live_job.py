@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+import psutil
+
 JOB = Path(__file__).with_name("blame_job.py")
 ENV = {"TORCH_FR_BUFFER_SIZE": "200", "OMP_NUM_THREADS": "1"}
 
@@ -34,12 +36,24 @@ def run_job(job_dir: Path, nproc: int, *options: str, timeout_s: float = 120) ->
             time.sleep(0.2)
         raise TimeoutError(f"the torchrun job in {job_dir} ran past {timeout_s} s")
     finally:
-        # The whole session, even when torchrun itself has ended: a rank it left stopped
-        # (SIGSTOP) outlives it, and a stopped process was left behind after CI's serial pass.
+        # torchrun starts each rank in a session of its own (torch's SubprocessHandler), out of
+        # reach of killpg: a rank stopped with SIGSTOP was left behind after every serial pass.
+        ranks = _ranks(proc.pid)
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
+        for rank in ranks:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                rank.kill()
         proc.wait()
         log.close()
+
+
+def _ranks(pid: int) -> list[psutil.Process]:
+    """torchrun's processes below it, while it still runs (its ranks and theirs)."""
+    try:
+        return psutil.Process(pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        return []
 
 
 def _dumps(job_dir: Path) -> list[Path]:

@@ -15,34 +15,34 @@ from rigcheck.distributed.results import load_run
 from rigcheck.reports.certificate import load_certificate
 
 torch = pytest.importorskip("torch", reason="the live checks need a torch (tox selftest has one)")
+AREA = "distributed"  # the certificate's area of suites/distributed's checks
 QUICK = ["--backend=gloo", "--bytes=4MiB", "--check-bytes=256KiB", "--iters=2", "--warmup=1"]
 
 
-def test_the_gloo_path_passes_through_pytest_and_torchrun(run_suite, tmp_path):
-    report = tmp_path / "report"
-    result = run_suite(
-        "-m", "cpu and distributed", f"--collectives-dir={tmp_path}", f"--report-dir={report}",
-        "-rs",
-    )  # fmt: skip
+def test_the_gloo_path_passes_through_pytest_and_torchrun(live_cpu_run):
+    """The user's `pytest -m cpu`, live (tests/conftest.py): its distributed checks, their job."""
+    certificate = load_certificate(live_cpu_run.report)
     # The bandwidth is judged against the cpu floor; on CI's busy cores it may be under it
     # (tests/live_allreduce.py): then that check alone fails, saying so, and is warned about.
-    under = only_the_floor_failed(load_certificate(report))
+    under = only_the_floor_failed(certificate)
     if under:
         warnings.warn(under, stacklevel=1)
-    assert result.ret == (1 if under else 0), result.describe()
-    passed = {n for n, outcome in result.outcomes.items() if outcome == "passed"}
+    assert live_cpu_run.ret == (1 if under else 0), live_cpu_run.output[-3000:]
+    outcomes = {c["name"]: c["outcome"] for c in certificate["checks"] if c["area"] == AREA}
+    passed = {n for n, outcome in outcomes.items() if outcome == "pass"}
     assert passed == {
         "test_process_group_started_on_every_rank",
         "test_allreduce_correct",
         "test_allreduce_bus_bandwidth",
         "test_allgather_and_reducescatter",
-    } - ({CHECK} if under else set()), result.describe()
+    } - ({CHECK} if under else set()), outcomes
     # What the job left behind: one result per rank, named by host, and how torchrun was run.
-    run = load_run(tmp_path)
+    collectives = live_cpu_run.report / "collectives"
+    run = load_run(collectives)
     host = run.hosts[0]
-    files = sorted(p.name for p in (tmp_path / "results").iterdir())
+    files = sorted(p.name for p in (collectives / "results").iterdir())
     assert files == [f"{host}.rank0000.json", f"{host}.rank0001.json"]
-    first = json.loads((tmp_path / "results" / files[0]).read_text())
+    first = json.loads((collectives / "results" / files[0]).read_text())
     assert first["backend"] == "gloo" and first["init"]["ok"] and first["allreduce_check"]["ok"]
     bw = run.bandwidth("allreduce")
     assert bw.verified and bw.world == 2 and bw.nbytes == 64 * 2**20

@@ -28,16 +28,17 @@ def run_suites(pytester, *args):
     return pytester.runpytest_subprocess("-p", "no:cacheprovider", *args, SUITES)
 
 
-def test_cpu_class_passes_live_on_this_machine(pytester):
-    report = pytester.path / "report"
-    result = run_suites(pytester, "-m", "cpu", f"--report-dir={report}")
-    result.stdout.fnmatch_lines(["rigcheck: facts from this machine (live)*"])
+def test_cpu_class_passes_live_on_this_machine(live_cpu_run):
+    # `pytest -m cpu` on the suites, live (tests/conftest.py; the gloo test judges its job too).
+    pytest.LineMatcher(live_cpu_run.output.splitlines()).fnmatch_lines(
+        ["rigcheck: facts from this machine (live)*"]
+    )
     # Every check passes but the live all-reduce, which may be judged under the cpu floor on
     # CI's busy cores (tests/live_allreduce.py): then it alone fails, saying so, and is warned.
-    under = only_the_floor_failed(load_certificate(report))
+    under = only_the_floor_failed(load_certificate(live_cpu_run.report))
     if under:
         warnings.warn(under, stacklevel=1)
-    assert result.ret == (1 if under else 0), result.stdout.str()
+    assert live_cpu_run.ret == (1 if under else 0), live_cpu_run.output
 
 
 def test_recorded_facts_replay_to_the_same_verdict(pytester, cpu_snapshot):
