@@ -167,7 +167,7 @@ def _validate_params_only(job: Job) -> None:
         raise ConfigError(f"--params must be >= 1, got {job.params}")
     traced_lora = job.traced is not None and job.traced.lora_trainable is not None
     needs_shapes = {
-        "--method lora/qlora": job.method != "full" and not (traced_lora and job.method == "lora"),
+        "--method lora/qlora": job.method != "full" and not traced_lora,
         "--optimizer adafactor": job.optimizer == "adafactor",
         "--inference": job.inference and not _hybrid_inference(job),
     }
@@ -229,7 +229,8 @@ class Estimate:
 def base_groups(job: Job) -> tuple[TensorGroup, ...]:
     """The parameter tensors of the most loaded GPU; one flat tensor when only a count is known."""
     if job.arch is None:
-        return (TensorGroup("params", (job.params,), 1, "flat"),)
+        traced = job.traced.parameters.groups if job.traced is not None else ()
+        return traced or (TensorGroup("params", (job.params,), 1, "flat"),)
     return rank_groups(tensor_groups(job.arch) + _untraced(job), job.arch, job.parallel)
 
 

@@ -12,6 +12,7 @@ import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from rigcheck.memory import traced_groups
 from rigcheck.memory.errors import ConfigError
 
 # rigcheck's attention names -> transformers' attn_implementation. On meta, SDPA dispatches to
@@ -55,6 +56,7 @@ class TracedParameters:
     active: int
     parts: dict  # text, vision, projector, experts -> count
     model_class: str
+    groups: tuple = ()  # every parameter as TensorGroups (traced_groups.tensor_groups)
 
 
 @dataclass(frozen=True)
@@ -185,7 +187,8 @@ def count_parameters(model, config: dict) -> TracedParameters:
     experts, top_k = _routing(config)
     idle = parts["experts"] * (experts - top_k) // experts if experts else 0
     total = sum(parts.values())
-    return TracedParameters(total, total - idle, parts, type(model).__name__)
+    groups = traced_groups.tensor_groups(model)
+    return TracedParameters(total, total - idle, parts, type(model).__name__, groups)
 
 
 def decoder_layers(model):
