@@ -122,9 +122,23 @@ def hf_config(config: dict):
             "give --params for model state only"
         )
     fields.pop("quantization_config", None)  # the meta model is built unquantized
+    cls = transformers.CONFIG_MAPPING[family]
+    # as from_pretrained reads a config.json: {"__float__": "Infinity"} back to a float
+    fields = cls._decode_special_floats(fields)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return transformers.CONFIG_MAPPING[family](**fields)
+        try:
+            return cls.from_dict(fields)
+        except Exception as exc:  # noqa: BLE001 - transformers' validators raise many kinds
+            raise ConfigError(
+                f"transformers {transformers.__version__} cannot read this {family} config.json: "
+                f"{_first_line(exc)}"
+            ) from None
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {lines[0][:200]}" if lines else type(exc).__name__
 
 
 def _model_class(config):
