@@ -66,9 +66,8 @@ def transformers_count(config) -> int:
 
     auto = transformers.AutoModelForCausalLM
     image = transformers.AutoModelForImageTextToText
-    if getattr(config, "vision_config", None) is not None and type(config) in image._model_mapping:
-        auto = image
-    elif type(config) not in auto._model_mapping:
+    vision = getattr(config, "vision_config", None) is not None
+    if (vision and type(config) in image._model_mapping) or type(config) not in auto._model_mapping:
         auto = image
     with torch.device("meta"):
         model = auto.from_config(config)
@@ -97,8 +96,9 @@ def shrink(config) -> None:
                         setattr(cfg, key, value[:SMALL_LAYERS])
 
 
-def rigcheck_fit(fields: dict) -> tuple[int | None, str]:
-    """`rigcheck fit --config` on these fields: (params, "") or (None, its one-line error)."""
+def rigcheck_fit(fields: dict) -> tuple[int | None, str, str]:
+    """`rigcheck fit --config` on these fields: (params, "", how its activations were obtained)
+    or (None, its one-line error, "")."""
     from rigcheck.memory.cli import main
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -108,9 +108,12 @@ def rigcheck_fit(fields: dict) -> tuple[int | None, str]:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             status = main(["fit", "--config", str(path), "--vram", "1TiB", "--seq", "64", "--json"])
     if status in (0, 1):
-        return json.loads(out.getvalue())["params"], ""
+        report = json.loads(out.getvalue())
+        untraced = report.get("trace", {}).get("activations_not_traced", "")
+        how = report["activations_source"] + (f" ({untraced})" if untraced else "")
+        return report["params"], "", how
     lines = [x for x in err.getvalue().splitlines() if x.startswith("rigcheck fit:")]
-    return None, (lines[-1] if lines else err.getvalue().strip()[-240:])
+    return None, (lines[-1] if lines else err.getvalue().strip()[-240:]), ""
 
 
 def written(config, small: bool):
@@ -125,14 +128,30 @@ def written(config, small: bool):
         return transformers.AutoConfig.from_pretrained(tmp)
 
 
+def _config(model_type: str, small: bool):
+    """The default configuration, two layers when that still builds (a per-layer dict keyed by
+    layer index, Gemma-4's per_layer_config, does not survive the cut: then full size)."""
+    import transformers
+
+    cls = transformers.CONFIG_MAPPING[model_type]
+    if small:
+        try:
+            config = written(cls(), True)
+            transformers_count(config)
+            return config
+        except Timeout:
+            raise
+        except Exception:  # the full-size default says what is wrong
+            pass
+    return written(cls(), False)
+
+
 def _alarm(signum, frame):
     raise Timeout(f"over {TIMEOUT_S} s")
 
 
 def check(model_type: str, small: bool = True) -> dict:
     """One model_type's outcome, as a JSON-able dict (small: two layers, see shrink)."""
-    import transformers
-
     start = time.monotonic()
     row: dict = {"model_type": model_type}
     signal.signal(signal.SIGALRM, _alarm)
@@ -141,21 +160,21 @@ def check(model_type: str, small: bool = True) -> dict:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             try:
-                config = written(transformers.CONFIG_MAPPING[model_type](), small)
+                config = _config(model_type, small)
                 fields = json.loads(config.to_json_string(use_diff=True))
                 fields.setdefault("model_type", model_type)
                 truth, why = transformers_count(config), ""
             except Timeout:
                 raise
-            except Exception as exc:  # noqa: BLE001 - any failure is "transformers cannot"
+            except Exception as exc:  # any failure is "transformers cannot"
                 truth, why = None, _first_line(exc)
                 fields = {"model_type": model_type}
             try:
-                params, refusal = rigcheck_fit(fields)
+                params, refusal, activations = rigcheck_fit(fields)
             except Timeout:
                 raise
-            except Exception as exc:  # noqa: BLE001 - a traceback is itself a bug to report
-                params, refusal = None, "TRACEBACK " + _first_line(exc)
+            except Exception as exc:  # a traceback is itself a bug to report
+                params, refusal, activations = None, "TRACEBACK " + _first_line(exc), ""
     except Timeout as exc:
         row.update(outcome="timeout", detail=str(exc))
         return row
@@ -171,14 +190,18 @@ def check(model_type: str, small: bool = True) -> dict:
         row["transformers_error"] = why
     if refusal:
         row["rigcheck_error"] = refusal
+    if activations:
+        row["activations"] = activations
     return row
 
 
 def summary(rows: list[dict]) -> dict:
+    """Outcomes counted, and of the answered how many had their activations traced."""
     counts: dict[str, int] = {}
     for row in rows:
         counts[row["outcome"]] = counts.get(row["outcome"], 0) + 1
-    return {"tried": len(rows), **dict(sorted(counts.items()))}
+    traced = sum(row.get("activations") == "traced" for row in rows)
+    return {"tried": len(rows), **dict(sorted(counts.items())), "activations_traced": traced}
 
 
 def main(argv: list[str] | None = None) -> int:
