@@ -178,14 +178,7 @@ def _validate_params_only(job: Job) -> None:
 
 def _hybrid_inference(job: Job) -> bool:
     """Inference the hybrid layers can answer: vLLM's cache, weights from the traced count."""
-    if job.hybrid is None or job.traced is None:
-        return False
-    if job.engine != "vllm":
-        raise ConfigError(
-            f"--engine {job.engine}: rigcheck models only vLLM's cache for {job.hybrid.family} "
-            "(Mamba state, chunked attention): use --engine vllm"
-        )
-    return True
+    return job.hybrid is not None and job.traced is not None
 
 
 @dataclass(frozen=True)
@@ -445,7 +438,7 @@ def _hybrid_inference_estimate(job: Job) -> Estimate:
     groups; activations by the config's widths (hybrid_layers.activation_bytes), over tp."""
     element = precision(job.precision).activation_bytes
     params = job.traced.parameters.total
-    step = job.max_num_batched_tokens
+    step = job.max_num_batched_tokens if job.engine == "vllm" else 0  # hf prefills whole
     acts = hybrid_activation_bytes(job.hybrid, job.seq, job.batch, element, step)
     experts = job.traced.parameters.parts.get("experts", 0)
     element_w = precision(job.precision).weight_bytes

@@ -82,6 +82,14 @@ class Mamba:
         """One layer's state for one request: MambaSpec.page_size_bytes before padding."""
         return sum(prod(shape) * element_bytes for shape in self.shapes(tp))
 
+    def hf_state_bytes(self, tp: int, element_bytes: int) -> int:
+        """One layer's state for one request in transformers' cache (cache_utils.py
+        LinearAttentionLayer, 5.23): the conv state keeps all conv_kernel columns in the model's
+        dtype, the ssm state is fp32 (what the torch path of Falcon-H1, Granite-4 and Jamba hands
+        it: measured in tests/memory/test_hf_hybrid_cache.py)."""
+        (_, conv), ssm = self.shapes(tp)
+        return self.conv_kernel * conv * element_bytes + prod(ssm) * 4
+
     @property
     def in_proj_width(self) -> int:
         """Outputs of the mixer's input projection per token (gate, x, B, C and dt for mamba2)."""

@@ -222,9 +222,17 @@ def test_fit_answers_for_a_hybrid_and_says_how() -> None:
     assert estimate(job(FALCON_H1_7B, 32768, tp=2, gpus=2)).weights_bytes == 7_000_000_000
 
 
-def test_only_vllm_and_only_with_the_trace() -> None:
-    with pytest.raises(ConfigError, match="--engine vllm"):
-        job(FALCON_H1_7B, 4096, engine="hf")
+def test_hf_keeps_every_prefilled_token_and_each_mamba_layers_state() -> None:
+    """Falcon-H1-7B in transformers' cache (held to a real prefill in test_hf_hybrid_cache.py):
+    44 attention layers x 2 x 2 KV heads x 128 x 2 B a token, and per Mamba layer a conv state of
+    4 columns x (3072 + 2 x 256) in bf16 and an fp32 ssm state of 24 x 128 x 256."""
+    per_layer_state = 4 * (3072 + 2 * 256) * 2 + 24 * 128 * 256 * 4
+    assert kv_bytes_per_request(job(FALCON_H1_7B, 4096, engine="hf"), 4096) == (
+        44 * 2 * 2 * 128 * 2 * 4096 + 44 * per_layer_state
+    )
+
+
+def test_only_with_the_trace() -> None:
     with pytest.raises(ConfigError, match="needs the tensor shapes"):
         Job(arch=None, params=10**9, inference=True, hybrid=hybrid_layers.from_config(JAMBA_MINI))
 
