@@ -362,8 +362,14 @@ def _training(job: Job) -> Estimate:
         working_bytes=layout.working_bytes,
         active_params=_active(job),
         params_source=_params_source(job),
-        activations_source="traced" if traced is not None else "formula",
+        activations_source=_activations_source(job, traced),
     )
+
+
+def _activations_source(job: Job, traced: int | None) -> str:
+    if traced is not None:
+        return "traced"
+    return "formula" if job.arch is not None else "not modelled"
 
 
 def traced_activation_bytes(job: Job) -> int | None:

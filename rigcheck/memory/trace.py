@@ -218,19 +218,22 @@ def count_parameters(model, config: dict) -> TracedParameters:
 
 
 def decoder_layers(model):
-    """The text model's decoder layers (a ModuleList named 'layers', outside any vision tower)."""
+    """The text model's decoder layers, outside any vision tower: the first ModuleList named
+    'layers', else the text ModuleList holding the most parameters (GPT-2 and Bloom's 'h',
+    BERT's 'layer', MPT's 'blocks')."""
     import torch
 
-    found = [
+    lists = [
         (name, m)
         for name, m in model.named_modules()
-        if isinstance(m, torch.nn.ModuleList)
-        and name.rsplit(".", 1)[-1] == "layers"
-        and _part(name + ".") == "text"
+        if isinstance(m, torch.nn.ModuleList) and len(m) and _part(name + ".") == "text"
     ]
-    if not found:
+    named = [m for name, m in lists if name.rsplit(".", 1)[-1] == "layers"]
+    if named:
+        return named[0]
+    if not lists:
         raise ConfigError(f"no decoder layers found in {type(model).__name__}")
-    return found[0][1]
+    return max(lists, key=lambda nm: sum(p.numel() for p in nm[1].parameters()))[1]
 
 
 @contextmanager

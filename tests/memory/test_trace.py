@@ -66,6 +66,9 @@ FAMILIES = {
         2,
     ),
     "llama": (dict(SMALL, model_type="llama"), 4),
+    # decoder layers not named 'layers' (Bloom's h, MPT's blocks): found by their parameters
+    "bloom": (dict(SMALL, model_type="bloom"), 4),
+    "mpt": (dict(SMALL, model_type="mpt"), 4),
     "qwen3_moe": (
         dict(SMALL, model_type="qwen3_moe", num_experts=4, num_experts_per_tok=2,
              moe_intermediate_size=32),

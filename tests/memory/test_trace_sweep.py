@@ -43,6 +43,8 @@ def test_fit_counts_what_transformers_builds(model_type: str) -> None:
     row = sweep.check(model_type)
     assert row["outcome"] == "exact", row
     assert row["rigcheck"] == row["transformers"] > 0
+    if model_type == "hrm_text":  # no formula either: said, not labelled "formula"
+        assert row["activations"].startswith("not modelled (the meta-device trace of"), row
 
 
 @pytest.mark.parametrize("model_type", sorted(REFUSED))
