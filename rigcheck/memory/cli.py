@@ -309,7 +309,16 @@ def fit_report(args: argparse.Namespace, job: Job, result: Estimate, device: int
 
 def hybrid_convention(job: Job) -> str:
     """How a hybrid / chunked-attention family's figures were obtained, in one line."""
-    hy, lay = job.hybrid, vllm_layout(job, job.seq)
+    hy = job.hybrid
+    if job.engine != "vllm":
+        parts = ["hf: weights = traced parameters / (tp x pp), split evenly",
+                 "KV = every prefilled token in each attention layer (sliding and chunked too: "
+                 "transformers frees them after the first decoding step)"]  # fmt: skip
+        if hy.mamba_layers:
+            parts.append(f"{hy.mamba_layers} {hy.mamba.kind} layers: conv state in the model's "
+                         "dtype + fp32 ssm state per request")  # fmt: skip
+        return "; ".join(parts) + "; activations: estimate from the config's widths"
+    lay = vllm_layout(job, job.seq)
     parts = [
         f"vllm {job.vllm_version}: weights = traced parameters / (tp x pp), split evenly",
         f"KV = vLLM's groups ({lay.group_size} layers, {lay.block}-token blocks, "

@@ -167,7 +167,7 @@ def _validate_params_only(job: Job) -> None:
         raise ConfigError(f"--params must be >= 1, got {job.params}")
     traced_lora = job.traced is not None and job.traced.lora_trainable is not None
     needs_shapes = {
-        "--method lora/qlora": job.method != "full" and not (traced_lora and job.method == "lora"),
+        "--method lora/qlora": job.method != "full" and not traced_lora,
         "--optimizer adafactor": job.optimizer == "adafactor",
         "--inference": job.inference and not _hybrid_inference(job),
     }
@@ -178,14 +178,7 @@ def _validate_params_only(job: Job) -> None:
 
 def _hybrid_inference(job: Job) -> bool:
     """Inference the hybrid layers can answer: vLLM's cache, weights from the traced count."""
-    if job.hybrid is None or job.traced is None:
-        return False
-    if job.engine != "vllm":
-        raise ConfigError(
-            f"--engine {job.engine}: rigcheck models only vLLM's cache for {job.hybrid.family} "
-            "(Mamba state, chunked attention): use --engine vllm"
-        )
-    return True
+    return job.hybrid is not None and job.traced is not None
 
 
 @dataclass(frozen=True)
@@ -229,7 +222,8 @@ class Estimate:
 def base_groups(job: Job) -> tuple[TensorGroup, ...]:
     """The parameter tensors of the most loaded GPU; one flat tensor when only a count is known."""
     if job.arch is None:
-        return (TensorGroup("params", (job.params,), 1, "flat"),)
+        traced = job.traced.parameters.groups if job.traced is not None else ()
+        return traced or (TensorGroup("params", (job.params,), 1, "flat"),)
     return rank_groups(tensor_groups(job.arch) + _untraced(job), job.arch, job.parallel)
 
 
@@ -368,8 +362,14 @@ def _training(job: Job) -> Estimate:
         working_bytes=layout.working_bytes,
         active_params=_active(job),
         params_source=_params_source(job),
-        activations_source="traced" if traced is not None else "formula",
+        activations_source=_activations_source(job, traced),
     )
+
+
+def _activations_source(job: Job, traced: int | None) -> str:
+    if traced is not None:
+        return "traced"
+    return "formula" if job.arch is not None else "not modelled"
 
 
 def traced_activation_bytes(job: Job) -> int | None:
@@ -444,7 +444,7 @@ def _hybrid_inference_estimate(job: Job) -> Estimate:
     groups; activations by the config's widths (hybrid_layers.activation_bytes), over tp."""
     element = precision(job.precision).activation_bytes
     params = job.traced.parameters.total
-    step = job.max_num_batched_tokens
+    step = job.max_num_batched_tokens if job.engine == "vllm" else 0  # hf prefills whole
     acts = hybrid_activation_bytes(job.hybrid, job.seq, job.batch, element, step)
     experts = job.traced.parameters.parts.get("experts", 0)
     element_w = precision(job.precision).weight_bytes

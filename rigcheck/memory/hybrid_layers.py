@@ -36,7 +36,19 @@ from math import prod
 from rigcheck.memory.errors import ConfigError
 from rigcheck.memory.units import ceil_div
 
-FAMILIES = ("falcon_h1", "jamba", "granitemoehybrid", "llama4_text", "olmo2", "glm4", "gpt_oss")
+FAMILIES = (
+    "falcon_h1",
+    "jamba",
+    "granitemoehybrid",
+    "llama4_text",
+    "olmo2",
+    "glm4",
+    "gpt_oss",
+    "granite",
+    "smollm3",
+    "qwen2_5_vl_text",
+    "qwen2_5_vl",
+)
 
 
 @dataclass(frozen=True)
@@ -69,6 +81,14 @@ class Mamba:
     def state_bytes(self, tp: int, element_bytes: int) -> int:
         """One layer's state for one request: MambaSpec.page_size_bytes before padding."""
         return sum(prod(shape) * element_bytes for shape in self.shapes(tp))
+
+    def hf_state_bytes(self, tp: int, element_bytes: int) -> int:
+        """One layer's state for one request in transformers' cache (cache_utils.py
+        LinearAttentionLayer, 5.23): the conv state keeps all conv_kernel columns in the model's
+        dtype, the ssm state is fp32 (what the torch path of Falcon-H1, Granite-4 and Jamba hands
+        it: measured in tests/memory/test_hf_hybrid_cache.py)."""
+        (_, conv), ssm = self.shapes(tp)
+        return self.conv_kernel * conv * element_bytes + prod(ssm) * 4
 
     @property
     def in_proj_width(self) -> int:
@@ -126,8 +146,9 @@ def _int(config: dict, name: str, default: int | None = None) -> int:
 
 def from_config(config: dict) -> HybridLayers | None:
     """The layers of a hybrid or chunked-attention config; None for any other family."""
+    wrapper = config.get("model_type")
     config = config.get("text_config") or config
-    family = config.get("model_type")
+    family = config.get("model_type") or wrapper  # a text_config may leave it out
     if family not in FAMILIES:
         return None
     layers, hidden = _int(config, "num_hidden_layers"), _int(config, "hidden_size")
@@ -149,6 +170,10 @@ def from_config(config: dict) -> HybridLayers | None:
         "llama4_text": _llama4,
         "olmo2": _full_attention,
         "glm4": _full_attention,
+        "granite": _full_attention,
+        "smollm3": _typed_attention,
+        "qwen2_5_vl_text": _typed_attention,
+        "qwen2_5_vl": _typed_attention,  # the released config.json: text fields at the top
         "gpt_oss": _gpt_oss,
     }[family](config, layers, hidden, common)
 
@@ -225,10 +250,23 @@ def _full_attention(config: dict, layers: int, hidden: int, common: dict) -> Hyb
                         mamba=None, mlp_width=_mlp(config), **common)  # fmt: skip
 
 
+def _typed_attention(config: dict, layers: int, hidden: int, common: dict) -> HybridLayers:
+    """SmolLM3 and Qwen2.5-VL's language model: full attention unless layer_types says a layer
+    slides (transformers 5.23 writes layer_types into both configs; a use_sliding_window config
+    without it would need transformers' own max_window_layers rule: refused, not guessed)."""
+    if config.get("use_sliding_window") and not config.get("layer_types"):
+        raise ConfigError("use_sliding_window without layer_types: add the layer_types list")
+    return _sliding_by_type(config, layers, common, ["full_attention"] * layers)
+
+
 def _gpt_oss(config: dict, layers: int, hidden: int, common: dict) -> HybridLayers:
-    types = config.get("layer_types") or [
-        "sliding_attention" if i % 2 == 0 else "full_attention" for i in range(layers)
-    ]
+    alternating = ["sliding_attention" if i % 2 == 0 else "full_attention" for i in range(layers)]
+    return _sliding_by_type(config, layers, common, alternating)
+
+
+def _sliding_by_type(config: dict, layers: int, common: dict, default: list) -> HybridLayers:
+    """Sliding-window layers where layer_types (else `default`) says sliding_attention."""
+    types = config.get("layer_types") or default
     window = _int(config, "sliding_window", 0)
     sliding = sum(t == "sliding_attention" for t in types[:layers]) if window else 0
     return HybridLayers(full_layers=layers - sliding, chunked_layers=0, chunk=0, mamba_layers=0,

@@ -3,10 +3,14 @@
 KV cache = 2 (K and V) x layers x kv_heads x head_dim x tokens x batch x bytes per element, so
 GQA needs kv_heads/heads of the multi-head cache and MQA 1/heads of it. vLLM allocates whole blocks
 of tokens (block_size 16 by default, vllm/config/cache.py); the default of 1 counts tokens exactly.
-Sliding-window layers (Mistral, Gemma-2/3) keep at most their window of tokens in transformers'
-sliding-window cache (--engine hf). vLLM reserves more per request: the window less one token plus
-the tokens a scheduler step may add (max_num_batched_tokens, chunked prefill), capped at the
-request's length, plus one block because the window need not start at a block boundary; from
+Sliding-window layers (Mistral, Gemma-2/3) in transformers' cache (--engine hf) hold every
+prefilled token until the first decoding step: DynamicSlidingWindowLayer.update (cache_utils.py,
+5.23) keeps keys[:, :, -window + 1:], a view that holds the whole concatenated prefill alive
+(measured on a small Mistral: 40 tokens held after a 40-token prefill, 8 after one more step),
+so a request prefilled whole holds all its tokens at its peak. vLLM reserves: the window less
+one token plus the tokens a scheduler step may add (max_num_batched_tokens, chunked prefill),
+capped at the request's length, plus one block because the window need not start at a block
+boundary; from
 vLLM 0.26 the tokens of every batch in flight (two under async scheduling): see vllm_kv, which
 also groups the layers as vLLM does.
 
@@ -63,8 +67,8 @@ def kv_cache_bytes(
 
 def _window_tokens(arch: Architecture, tokens: int, block_tokens: int, inflight: int) -> int:
     """Tokens a sliding-window layer holds for one request of `tokens` tokens."""
-    if block_tokens == 1 or tokens == 0:  # transformers' sliding-window cache: the window
-        return min(tokens, arch.sliding_window)
+    if block_tokens == 1 or tokens == 0:  # transformers: the whole prefill (module docstring)
+        return tokens
     return sliding_blocks(arch.sliding_window, tokens, block_tokens, inflight) * block_tokens
 
 

@@ -1,5 +1,5 @@
 """The KV cache one GPU keeps per request: vLLM's padded groups of whole blocks (vllm_kv, with
-the hybrid families' Mamba and chunked layers), or transformers' exact tokens."""
+the hybrid families' Mamba and chunked layers), or transformers' exact tokens (and Mamba state)."""
 
 from __future__ import annotations
 
@@ -32,6 +32,8 @@ def kv_bytes_per_request(job: Job, tokens: int) -> int:
     of whole blocks (vllm_kv), or transformers' exact tokens."""
     if job.engine == "vllm":
         return vllm_layout(job, tokens).request_bytes
+    if job.arch is None and job.hybrid is not None:
+        return _hf_hybrid_bytes(job, tokens)
     share = _kv_share(job.arch, job.tp, job.pp)
     return kv_cache_bytes(share, tokens, 1, _kv_element(job))
 
@@ -64,6 +66,17 @@ def _hybrid_layout(job: Job, tokens: int, flight: int) -> Layout:
     if sliding:
         types.append((sliding, sliding_blocks(hy.window, tokens, block, flight)))
     return grouped(block * token_bytes, block, types)
+
+
+def _hf_hybrid_bytes(job: Job, tokens: int) -> int:
+    """transformers' cache after prefilling `tokens`: every attention layer (full, sliding,
+    chunked) holds them all (inference.kv_cache_bytes says why), each Mamba layer its state."""
+    hy = job.hybrid
+    full, chunked, mamba, sliding = hybrid_per_gpu(hy, job.pp)
+    kv_heads = max(1, hy.kv_heads // job.tp)  # as kv_heads_per_gpu
+    attention = (full + chunked + sliding) * 2 * kv_heads * hy.head_dim * tokens * _kv_element(job)
+    element = precision(job.precision).activation_bytes
+    return attention + (mamba * hy.mamba.hf_state_bytes(job.tp, element) if mamba else 0)
 
 
 def _kv_element(job: Job) -> int:

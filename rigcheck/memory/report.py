@@ -67,7 +67,10 @@ def print_table(report: dict, console: Console | None = None) -> None:
         )
     console.print(sources(report))
     if not report["activations_modelled"]:
-        console.print("note: activations not modelled: --params gives no shapes; use --model")
+        why = report.get("trace", {}).get("activations_not_traced")
+        console.print(
+            f"note: activations not modelled: {why or '--params gives no shapes; use --model'}"
+        )
     if report["host_bytes"]:
         console.print(
             f"note: offloaded to host memory per rank: {format_bytes(report['host_bytes'])}"

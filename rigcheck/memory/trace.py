@@ -12,6 +12,7 @@ import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from rigcheck.memory import traced_groups
 from rigcheck.memory.errors import ConfigError
 
 # rigcheck's attention names -> transformers' attn_implementation. On meta, SDPA dispatches to
@@ -55,6 +56,7 @@ class TracedParameters:
     active: int
     parts: dict  # text, vision, projector, experts -> count
     model_class: str
+    groups: tuple = ()  # every parameter as TensorGroups (traced_groups.tensor_groups)
 
 
 @dataclass(frozen=True)
@@ -120,9 +122,23 @@ def hf_config(config: dict):
             "give --params for model state only"
         )
     fields.pop("quantization_config", None)  # the meta model is built unquantized
+    cls = transformers.CONFIG_MAPPING[family]
+    # as from_pretrained reads a config.json: {"__float__": "Infinity"} back to a float
+    fields = cls._decode_special_floats(fields)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return transformers.CONFIG_MAPPING[family](**fields)
+        try:
+            return cls.from_dict(fields)
+        except Exception as exc:  # transformers' validators raise many kinds
+            raise ConfigError(
+                f"transformers {transformers.__version__} cannot read this {family} config.json: "
+                f"{_first_line(exc)}"
+            ) from None
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {lines[0][:200]}" if lines else type(exc).__name__
 
 
 def _model_class(config):
@@ -130,12 +146,10 @@ def _model_class(config):
     has a vision tower (so its parameters count), else causal LM."""
     import transformers
 
-    auto = (
-        (transformers.AutoModelForImageTextToText, transformers.AutoModelForCausalLM)
-        if getattr(config, "vision_config", None) is not None
-        else (transformers.AutoModelForCausalLM,)
-    )
-    for cls in auto:
+    auto = (transformers.AutoModelForCausalLM, transformers.AutoModelForImageTextToText)
+    if getattr(config, "vision_config", None) is not None:
+        auto = auto[::-1]
+    for cls in auto:  # a family only image-text-to-text maps (Chameleon) is built as that
         if type(config) in cls._model_mapping:
             return cls
     raise ConfigError(f"transformers cannot build {config.model_type!r} as a language model")
@@ -149,15 +163,29 @@ def build_meta(config: dict, element_bytes: int = 2, attention: str = "flash"):
     cls = _model_class(hf)
     _register_flash()
     dtype = getattr(torch, DTYPES[element_bytes])
+    try:
+        model = _from_config(cls, hf, dtype, ATTENTION_IMPLEMENTATION[attention])
+    except Exception:  # e.g. GPT-Neo's own attention table has no stand-in
+        if attention == "eager":
+            raise
+        # the parameters do not depend on the attention: count them on the eager build (the
+        # trace then says flash was not traced), or refuse with transformers' own reason
+        model = _from_config(cls, hf, dtype, "eager")
+    return model.train()
+
+
+def _from_config(cls, hf, dtype, implementation: str):
+    """transformers' model on the meta device; any failure is one line saying why."""
+    import torch
+
     with warnings.catch_warnings(), torch.device("meta"):
         warnings.simplefilter("ignore")
         try:
-            model = cls.from_config(
-                hf, dtype=dtype, attn_implementation=ATTENTION_IMPLEMENTATION[attention]
-            )
-        except (ValueError, ImportError) as exc:  # e.g. no SDPA for this family
-            raise ConfigError(f"transformers cannot build {hf.model_type!r}: {exc}") from None
-    return model.train()
+            return cls.from_config(hf, dtype=dtype, attn_implementation=implementation)
+        except Exception as exc:  # transformers' model code raises any kind
+            raise ConfigError(
+                f"transformers cannot build {hf.model_type!r}: {_first_line(exc)}"
+            ) from None
 
 
 def _part(name: str) -> str:
@@ -185,23 +213,27 @@ def count_parameters(model, config: dict) -> TracedParameters:
     experts, top_k = _routing(config)
     idle = parts["experts"] * (experts - top_k) // experts if experts else 0
     total = sum(parts.values())
-    return TracedParameters(total, total - idle, parts, type(model).__name__)
+    groups = traced_groups.tensor_groups(model)
+    return TracedParameters(total, total - idle, parts, type(model).__name__, groups)
 
 
 def decoder_layers(model):
-    """The text model's decoder layers (a ModuleList named 'layers', outside any vision tower)."""
+    """The text model's decoder layers, outside any vision tower: the first ModuleList named
+    'layers', else the text ModuleList holding the most parameters (GPT-2 and Bloom's 'h',
+    BERT's 'layer', MPT's 'blocks')."""
     import torch
 
-    found = [
+    lists = [
         (name, m)
         for name, m in model.named_modules()
-        if isinstance(m, torch.nn.ModuleList)
-        and name.rsplit(".", 1)[-1] == "layers"
-        and _part(name + ".") == "text"
+        if isinstance(m, torch.nn.ModuleList) and len(m) and _part(name + ".") == "text"
     ]
-    if not found:
+    named = [m for name, m in lists if name.rsplit(".", 1)[-1] == "layers"]
+    if named:
+        return named[0]
+    if not lists:
         raise ConfigError(f"no decoder layers found in {type(model).__name__}")
-    return found[0][1]
+    return max(lists, key=lambda nm: sum(p.numel() for p in nm[1].parameters()))[1]
 
 
 @contextmanager
@@ -257,11 +289,10 @@ def trace_activations(model, batch: int, seq: int) -> TracedActivations:
 def _forward(model, ids) -> None:
     try:
         model(input_ids=ids, labels=ids)
-    except (RuntimeError, NotImplementedError, ValueError, TypeError) as exc:
+    except Exception as exc:  # the parameters stand; the activations are not traced
         # a data-dependent operation (nonzero, item) has no meta result: say so, do not guess
-        first = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
         raise ConfigError(
-            f"the meta-device trace of {type(model).__name__} failed: {first}"
+            f"the meta-device trace of {type(model).__name__} failed: {_first_line(exc)}"
         ) from None
 
 
@@ -308,6 +339,10 @@ def trace(
     """Build the config's model on meta, count its parameters and trace its activations."""
     model = build_meta(config, element_bytes, attention)
     params = count_parameters(model, config)
+    built = getattr(model.config, "_attn_implementation", None)
+    if built != ATTENTION_IMPLEMENTATION[attention]:
+        why = f"{type(model).__name__} takes no {attention} stand-in on meta: try --attention eager"
+        return Trace(params, None, why)
     try:
         acts = trace_activations(model, batch, seq)
     except ConfigError as exc:

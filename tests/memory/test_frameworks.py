@@ -108,15 +108,16 @@ def test_vllm_rounds_the_kv_cache_up_to_whole_blocks(capsys) -> None:
     assert fit(capsys, *argv, "--engine", "hf")[1]["kv_cache_bytes"] == 2049 * per_token
 
 
-def test_sliding_window_layers_cache_only_the_window(capsys) -> None:
-    """transformers keeps the window; vLLM reserves per request cdiv(min(window - 1 +
+def test_sliding_window_layers_in_vllm_and_transformers(capsys) -> None:
+    """transformers holds every prefilled token until the first decoding step (inference.py; a
+    real prefill in test_hf_hybrid_cache.py); vLLM reserves per request cdiv(min(window - 1 +
     in-flight tokens, length), block) + 1 blocks (SlidingWindowSpec.max_memory_usage_bytes,
     vllm/v1/kv_cache_interface.py at commit 001cabc1): one batch of max_num_batched_tokens up to
     vLLM 0.25, two under async scheduling from 0.26 (vllm/config/vllm.py at 000fc94b)."""
     argv = ("--model", "mistral-7b", "--inference", "--vram", "80GB", "--seq", "32768")
     old = (*argv, "--vllm-version", "0.25")
     per_token = 2 * 32 * 8 * 128 * 2
-    assert fit(capsys, *argv, "--engine", "hf")[1]["kv_cache_bytes"] == 4096 * per_token
+    assert fit(capsys, *argv, "--engine", "hf")[1]["kv_cache_bytes"] == 32768 * per_token
     assert fit(capsys, *old)[1]["kv_cache_bytes"] == (768 + 1) * 16 * per_token  # 4095 + 8192
     small_steps = fit(capsys, *old, "--max-num-batched-tokens", "2048")[1]
     assert small_steps["kv_cache_bytes"] == (384 + 1) * 16 * per_token  # 4095 + 2048 tokens

@@ -16,7 +16,9 @@ The configs are the real models' fields, each with where it was read; no transfo
 traced parameter count is stood in for by a number: these tests are about the cache).
 """
 
+import json
 from math import prod
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -220,9 +222,17 @@ def test_fit_answers_for_a_hybrid_and_says_how() -> None:
     assert estimate(job(FALCON_H1_7B, 32768, tp=2, gpus=2)).weights_bytes == 7_000_000_000
 
 
-def test_only_vllm_and_only_with_the_trace() -> None:
-    with pytest.raises(ConfigError, match="--engine vllm"):
-        job(FALCON_H1_7B, 4096, engine="hf")
+def test_hf_keeps_every_prefilled_token_and_each_mamba_layers_state() -> None:
+    """Falcon-H1-7B in transformers' cache (held to a real prefill in test_hf_hybrid_cache.py):
+    44 attention layers x 2 x 2 KV heads x 128 x 2 B a token, and per Mamba layer a conv state of
+    4 columns x (3072 + 2 x 256) in bf16 and an fp32 ssm state of 24 x 128 x 256."""
+    per_layer_state = 4 * (3072 + 2 * 256) * 2 + 24 * 128 * 256 * 4
+    assert kv_bytes_per_request(job(FALCON_H1_7B, 4096, engine="hf"), 4096) == (
+        44 * 2 * 2 * 128 * 2 * 4096 + 44 * per_layer_state
+    )
+
+
+def test_only_with_the_trace() -> None:
     with pytest.raises(ConfigError, match="needs the tensor shapes"):
         Job(arch=None, params=10**9, inference=True, hybrid=hybrid_layers.from_config(JAMBA_MINI))
 
@@ -277,6 +287,16 @@ OLMO2_7B = {
 }  # fmt: skip
 
 
+# Published configs in model_configs.json (each with its source): Granite-3.3-8B, SmolLM3-3B
+# (every layer full attention: its no_rope_layers change RoPE, not the cache) and Qwen2.5-VL-7B
+# (the language model's 28 layers; the vision tower caches nothing).
+_PUBLISHED = json.loads((Path(__file__).parent / "model_configs.json").read_text())
+GRANITE_8B, SMOLLM3_3B, QWEN25_VL_7B = (
+    _PUBLISHED[name]["config"]
+    for name in ("granite-3.3-8b-instruct", "smollm3-3b", "qwen2.5-vl-7b-instruct")
+)
+
+
 def vllm_full_attention_usage(max_model_len: int, page_size_bytes: int, block_size: int) -> int:
     """FullAttentionSpec.max_memory_usage_bytes (kv_cache_interface.py at 001cabc1)."""
     return cdiv(max_model_len, block_size) * page_size_bytes
@@ -290,17 +310,23 @@ def vllm_sliding_window_usage(sliding_window, max_model_len, max_num_batched_tok
     return (cdiv(num_tokens, block_size) + 1) * page_size_bytes
 
 
-@pytest.mark.parametrize("cfg", [OLMO2_7B, GLM4_9B], ids=lambda c: c["model_type"])
+@pytest.mark.parametrize(
+    "cfg", [OLMO2_7B, GLM4_9B, GRANITE_8B, SMOLLM3_3B, QWEN25_VL_7B], ids=lambda c: c["model_type"]
+)
 @pytest.mark.parametrize("tp", [1, 2])
 def test_full_attention_families_one_group_of_every_layer(cfg: dict, tp: int) -> None:
     seq, block = 32768, 16
-    head = cfg.get("head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"]
-    page = block * vllm_attn_page_size_1_token(max(1, cfg["num_key_value_heads"] // tp), head, BF16)
-    layers = cfg["num_hidden_layers"]
+    text = cfg.get("text_config") or cfg
+    head = text.get("head_dim") or text["hidden_size"] // text["num_attention_heads"]
+    kv_heads = max(1, text["num_key_value_heads"] // tp)
+    page = block * vllm_attn_page_size_1_token(kv_heads, head, BF16)
+    layers = text["num_hidden_layers"]
     want = vllm_request_bytes([(layers, vllm_full_attention_usage(seq, page, block))], 1)
     assert kv_bytes_per_request(job(cfg, seq, tp=tp, gpus=tp), seq) == want
     if cfg is GLM4_9B and tp == 1:  # by hand: 40 layers x 2 x 2 heads x 128 x 2 B = 40 KiB a token
         assert want == 40 * 2 * 2 * 128 * 2 * seq
+    if cfg is QWEN25_VL_7B and tp == 1:  # 28 layers x 2 x 4 heads x 128 x 2 B = 56 KiB a token
+        assert want == 28 * 2 * 4 * 128 * 2 * seq
 
 
 @pytest.mark.parametrize("cfg", [GPT_OSS_20B, GPT_OSS_120B], ids=["20b", "120b"])
