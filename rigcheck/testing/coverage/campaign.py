@@ -143,7 +143,12 @@ def _cause_row(cause, trials: list[dict]) -> dict[str, Any]:
         "label": cause.label,
         "share": cause.share,
         "signatures": list(cause.signatures),
-        "not_injected": sorted({t["signature"] for t in trials if not t["injected"]}),
+        # not injected here: could not be (no real line of it, a board without the feature)...
+        "not_injected": sorted(
+            {t["signature"] for t in trials if not t["injected"] and not t.get("tier_only")}
+        ),
+        # ...or shows only in a later tier (load, the burn-in)
+        "later_tier": sorted({t["signature"] for t in trials if t.get("tier_only")}),
         "runs": len(judged),
         "caught": caught,
         "detection": caught / len(judged) if judged else 0.0,

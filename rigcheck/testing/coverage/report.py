@@ -69,6 +69,8 @@ def markdown(result: dict[str, Any]) -> str:
         missed = ", ".join(row["missed"]) or "-"
         if row["not_injected"]:  # e.g. no real log line of that event in the corpus yet
             missed += "; not injected: " + ", ".join(row["not_injected"])
+        if row.get("later_tier"):
+            missed += "; seen only in a later tier: " + ", ".join(row["later_tier"])
         lines.append(
             f"| {row['label']} | {row['share']} | {row['caught']}/{row['runs']} "
             f"| {interval(row['interval'])} | {checks or '-'} | {missed} |"
