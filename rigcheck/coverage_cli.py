@@ -42,7 +42,7 @@ def parser() -> argparse.ArgumentParser:
         "--class", dest="cls", required=True, metavar="CLASS",
         help="a class with a coverage model: h100, b200, a100_40gb, mi300x, cpu",
     )  # fmt: skip
-    p.add_argument("--tier", default="quick", choices=["quick", "standard"])
+    p.add_argument("--tier", default="quick", choices=["quick", "standard", "acceptance"])
     p.add_argument("--seed", type=count, default=0)
     p.add_argument("--healthy", type=count, default=10, help="healthy nodes (default 10)")
     p.add_argument("--per-signature", type=count, default=3, help="faulty nodes per signature")

@@ -289,6 +289,15 @@ TYPES: dict[str, FactType] = {
         unit="C",
         nullable=True,
     ),
+    "devices.*.amd_violation": _t(
+        "object", "the power and thermal limits holding the AMD GPU down (amdsmi violation status)"
+    ),
+    "devices.*.amd_violation.active": _t(
+        "object", "each limit's active flag now (null: the GPU does not report that kind)"
+    ),
+    "devices.*.amd_violation.percent": _t(
+        "object", "each limit's share of recent time in violation, % (null: not reported)"
+    ),
     "topology.pairs.*.link": _t("object", "how amdsmi says two AMD GPUs are joined"),
     "topology.pairs.*.link.type": _t("text", "the link between two AMD GPUs (xgmi, pcie)"),
     "topology.pairs.*.link.hops": _t("count", "hops between two AMD GPUs"),

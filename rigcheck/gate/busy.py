@@ -28,6 +28,8 @@ BUSY_UNJUDGED = {
     "suites/facts/test_hidden_state.py::test_memory_in_use_is_listed": IDLE + " (its memory)",
     "suites/facts/test_idle_state.py::test_idle_temperature_below_slowdown": IDLE + " (heat)",
     "suites/facts/test_amd_idle.py::test_amd_idle_temperature_below_slowdown": IDLE + " (heat)",
+    "suites/facts/test_amd_idle.py::test_amd_no_violation_at_idle": IDLE
+    + " (power/thermal limits)",
     "suites/facts/test_precision.py::test_bf16_matmul_runs": KERNEL + " (smoke kernel)",
     "suites/facts/test_precision.py::test_fp8_matmul_runs": KERNEL + " (smoke kernel)",
     "suites/facts/test_software_stack.py::test_flash_attn_forward_runs": KERNEL + " (kernel)",

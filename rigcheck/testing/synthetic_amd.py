@@ -68,6 +68,7 @@ def amd_health(spec: Spec, count: int) -> dict[str, Any]:
         "xgmi": _xgmi(links) if count > 1 else None,
         "amd_firmware": {"vbios": FIRMWARE["vbios"], "blocks": dict(FIRMWARE["blocks"])},
         "amd_temperature": dict(IDLE_TEMPERATURE),
+        "amd_violation": None,  # the ROCm 6.2 host's amdsmi has no amdsmi_get_violation_status
         "processes": [],  # idle: nothing holds the GPU
     }
 

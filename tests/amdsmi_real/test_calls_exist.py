@@ -12,9 +12,9 @@ from amd_real import RELEASES, healthy_node, real_amdsmi
 
 REPO = Path(__file__).resolve().parents[2]
 AMD_CODE = ("rigcheck/facts/amd/smi.py", "rigcheck/facts/amd/smi_releases.py")
-# Read only after hasattr(smi, name): absent before ROCm 6.1, 6.4 and 7.0's packages.
+# Read only after hasattr(smi, name): absent before ROCm 6.1, 6.3, 6.4 and 7.0's packages.
 GUARDED = {"amdsmi_get_pcie_info", "amdsmi_get_gpu_xgmi_link_status",
-           "amdsmi_get_gpu_bad_page_threshold"}  # fmt: skip
+           "amdsmi_get_gpu_bad_page_threshold", "amdsmi_get_violation_status"}  # fmt: skip
 # ROCm 6.0's reads, used only where amdsmi_get_pcie_info is absent (or its process handles).
 ROCM_60 = {"amdsmi_get_pcie_link_status", "amdsmi_get_pcie_link_caps",
            "amdsmi_get_gpu_pci_replay_counter", "amdsmi_get_gpu_process_info"}  # fmt: skip

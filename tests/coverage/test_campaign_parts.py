@@ -50,7 +50,7 @@ def test_every_cause_has_a_signature_or_says_why_not(family):
 
 def test_each_family_sees_its_own_signatures():
     seen = {f: {c.name for c in load_model(f)[0] if c.signatures} for f in ("nvidia", "amd")}
-    assert seen["nvidia"] - seen["amd"] == {"gsp", "power_supply"}  # why_not_on says why
+    assert seen["nvidia"] - seen["amd"] == {"gsp", "sdc"}  # why_not_on says why
     assert not [c for c in load_model("host")[0] if c.signatures]  # a cpu node has no GPU
 
 
@@ -91,6 +91,8 @@ def test_a_signature_reaches_the_facts_through_the_probe(tmp_path, signature, re
         ("xgmi_link_down", lambda d: d["xgmi"]["up"] < 7),
         ("umc_uncorrectable_ecc", lambda d: d["ras"]["uncorrectable"] > 0),
         ("bad_pages_pending", lambda d: d["bad_pages"]["pending"] > 0),
+        ("amd_power_violation", lambda d: d["amd_violation"]["active"]["ppt_power"]),
+        ("amd_thermal_violation", lambda d: any(d["amd_violation"]["active"].values())),
     ],
 )
 def test_an_amd_signature_reaches_the_facts_through_amdsmi(tmp_path, signature, read):
@@ -197,9 +199,77 @@ def test_the_page_has_a_cell_per_cause_and_campaign_and_says_why_not_seen():
     assert "<script" not in html and "http" not in html.split("</style>")[0]  # self-contained
 
 
-def test_a_tier_without_measurements_for_the_class_is_one_line_and_exit_2(capsys):
+def test_a_tier_without_measurements_for_the_class_is_one_line_and_exit_2(capsys, monkeypatch):
     from rigcheck.testing.coverage.__main__ import main
 
+    monkeypatch.setattr(measurements, "SPEC_LEVELS", ())  # as before mi300x's levels
     assert main(["--class", "mi300x", "--tier", "standard"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no measurements of class 'mi300x'" in err
+    assert "choose cpu, h100" in err
+
+
+def test_a_class_without_a_levels_file_replays_its_specs_achievable_figures():
+    """Only figures with an achievable level and recorded repeats of their kind: no invented
+    level (b200's copy has none), no invented noise (no h2d repeats were ever timed)."""
+    kind, levels, origin = measurements.class_levels("b200")
+    assert (kind, origin) == ("synthetic", "expected/b200.json's achievable figures")
+    assert levels["matmul_bf16_tflops"] == 1745 and "device_copy_gbps" not in levels
+    assert not any(key.startswith(("h2d", "d2h", "attention")) for key in levels)
+    assert measurements.measured_classes() == ["a100_40gb", "b200", "cpu", "h100", "mi300x"]
+
+
+def _trace(cls: str, tmp_path, seed: int = 3):
+    from rigcheck.testing.coverage import acceptance
+
+    rng = random.Random(seed)
+    devices = node_snapshot(healthy_node(cls, rng), tmp_path / "sys")["devices"]
+    return acceptance, acceptance.healthy_trace(cls, devices), devices, rng
+
+
+@pytest.mark.parametrize("cls", ["b200", "a100_40gb"])
+def test_a_gpu_nodes_trace_is_fitted_to_it_and_passes_the_burn_in(cls, tmp_path):
+    from rigcheck.burnin import judge as burn
+    from rigcheck.burnin.limits import Limits
+    from rigcheck.burnin.trace import trace_problem
+    from rigcheck.spec import load_spec
+
+    _, trace, devices, _ = _trace(cls, tmp_path)
+    assert trace_problem(trace) is None and trace["class"] == cls
+    assert [d["bus_id"] for d in trace["devices"]] == [d["pci"]["bus_id"] for d in devices]
+    limits = Limits(load_spec(cls))
+    checks = [burn.slowdown, burn.clock_floor, burn.temperature, burn.power, burn.throughput]
+    if len(devices) > 1:  # one GPU has no node median to compare with
+        checks.append(burn.clock_spread)
+    for check in checks:
+        assert check(trace, limits) == [], check.__name__
+
+
+def test_a_burn_in_fault_starts_after_the_first_minute_on_one_gpu(tmp_path):
+    from rigcheck.burnin import judge as burn
+    from rigcheck.burnin.limits import Limits
+    from rigcheck.spec import load_spec
+
+    acceptance, trace, _, rng = _trace("h100", tmp_path)
+    _, signatures, _ = load_model("nvidia")
+    assert acceptance.inject(trace, signatures["burnin_thermal_onset"], rng)
+    (found,) = burn.slowdown(trace, Limits(load_spec("h100")))
+    held = [d for d in trace["devices"] if any("hw_thermal_slowdown" in r
+                                               for r in d["samples"]["reasons"])]  # fmt: skip
+    assert len(held) == 1 and "hw_thermal_slowdown" in found
+    first = next(t for t, r in zip(held[0]["samples"]["t_s"], held[0]["samples"]["reasons"],
+                                   strict=True) if "hw_thermal_slowdown" in r)  # fmt: skip
+    assert first >= 70  # onset during the run, after the throughput check's baseline minute
+
+
+def test_the_recorded_cpu_trace_takes_no_fault_and_mi300x_acceptance_is_not_measurable():
+    from rigcheck.testing.coverage import acceptance
+    from rigcheck.testing.coverage.campaign import Plan, run
+
+    trace = acceptance.healthy_trace("cpu", [])
+    assert trace["origin"]["kind"] == "live"  # recorded by the real burn-in, replayed as is
+    assert not acceptance.inject(trace, {"kind": "burnin_xid"}, random.Random(0))
+    result = run(Plan("mi300x", "acceptance", healthy=3, per_signature=1))
+    assert result["not_measurable"].startswith("rigcheck's burn-in has no AMD load")
+    assert result["healthy"]["runs"] == 0 and not any(r["runs"] for r in result["causes"])
+    assert page([result]).count("not measurable here") == len(result["causes"]) + 1  # + headline

@@ -14,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from rigcheck.facts.amd import smi as amd_smi
 from rigcheck.facts.nvidia import counters
 from rigcheck.testing.coverage import campaign
 from rigcheck.testing.coverage.campaign import Plan, run
@@ -64,3 +65,21 @@ def test_a_probe_that_stops_reading_a_signature_fails_the_gate_naming_its_cause(
     (found,) = regressions(baseline, result)
     assert found.startswith("Faulty GPU (incl. NVLink): caught 0/1, was 7/7")
     assert found.endswith("(missed: recovery_action_pending)")
+
+
+def test_the_gap_the_campaign_found_on_mi300x_is_caught_now_and_was_missed_before(
+    monkeypatch, tmp_path
+):
+    """An MI300X held at its power limit while idle (amdsmi's violation status, the signature
+    no check read): caught by test_amd_no_violation_at_idle; with the probe as it was before
+    (no violation fact), the same node passes every check. One node, judged twice."""
+    causes, signatures, sources = campaign.load_model("amd")
+    power = next(c for c in causes if c.name == "power_supply")
+    only = dataclasses.replace(power, signatures=("amd_power_violation",))
+    monkeypatch.setattr(campaign, "load_model", lambda family: ((only,), signatures, sources))
+    plan = Plan("mi300x", "quick", seed=0, healthy=0, per_signature=1)
+    (now,) = run(plan, tmp_path / "now")["causes"]
+    assert (now["caught"], now["checks"]) == (1, {"test_amd_no_violation_at_idle": 1})
+    monkeypatch.setattr(amd_smi, "_violation", lambda smi, h: None)  # the probe before the fix
+    (before,) = run(plan, tmp_path / "before")["causes"]
+    assert (before["runs"], before["caught"], before["missed"]) == (1, 0, ["amd_power_violation"])

@@ -25,6 +25,7 @@ AMD_CHECKS = {
     "test_amd_pcie_replays_within_limit",
     "test_amd_firmware_identical_across_gpus",
     "test_amd_idle_temperature_below_slowdown",
+    "test_amd_no_violation_at_idle",
 }
 
 

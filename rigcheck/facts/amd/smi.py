@@ -33,7 +33,11 @@ XGMI_ERROR = {0: "no_errors", 1: "error", 2: "multiple_errors"}  # AmdSmiXgmiSta
 PCIE_GEN = {2500: 1, 5000: 2, 8000: 3, 16000: 4, 32000: 5, 64000: 6}
 LINK_TYPES = {0: "internal", 1: "pcie", 2: "xgmi", 3: "not_applicable", 4: "unknown"}
 KEYS = ("ras", "ras_blocks", "bad_pages", "power_cap", "pcie_link", "xgmi", "amd_firmware",
-        "amd_temperature", "processes")  # fmt: skip
+        "amd_temperature", "amd_violation", "processes")  # fmt: skip
+# amdsmi_get_violation_status's kinds (amdsmi.h amdsmi_violation_status_t): processor hot,
+# package power tracking (PVIOL), socket thermal (TVIOL), voltage regulator and HBM thermal.
+VIOLATIONS = {"prochot": "prochot_thrm", "ppt_power": "ppt_pwr", "socket_thermal": "socket_thrm",
+              "vr_thermal": "vr_thrm", "hbm_thermal": "hbm_thrm"}  # fmt: skip
 
 
 def load_amdsmi() -> Any:
@@ -179,6 +183,7 @@ def probe_device(smi: Any, h: Any, read: Callable[[Callable[[], Any]], Any],
         "xgmi": read(lambda: _xgmi(smi, h, read, peers)),
         "amd_firmware": read(lambda: _firmware(smi, h)),
         "amd_temperature": read(lambda: _temperature(smi, h, read)),
+        "amd_violation": read(lambda: _violation(smi, h)),
         "processes": read(lambda: _processes(smi, h)),
     }
 
@@ -345,6 +350,25 @@ def _temperature(smi: Any, h: Any, read) -> dict[str, Any]:
         "hotspot_c": current,
         "slowdown_c": limit(metric.CRITICAL),
         "shutdown_c": limit(metric.EMERGENCY),
+    }
+
+
+def _violation(smi: Any, h: Any) -> dict[str, Any] | None:
+    """Whether each power or thermal limit holds the GPU's clocks down now (amdsmi's active_*
+    flags) and the share of recent time it did (per_*, "greater than 0% is a violation"), per
+    amdsmi.h's amdsmi_violation_status_t; None for a kind the GPU does not report ("N/A": the
+    all-ones value). MI300 and later report them ("older ASICs will show unsupported"); amdsmi
+    before ROCm 6.3 has no amdsmi_get_violation_status: None, as NOT_SUPPORTED."""
+    if not hasattr(smi, "amdsmi_get_violation_status"):
+        return None
+    status = smi.amdsmi_get_violation_status(h)
+
+    def flag(value: Any) -> bool | None:
+        return None if isinstance(value, str) else bool(value)
+
+    return {
+        "active": {k: flag(status[f"active_{v}"]) for k, v in VIOLATIONS.items()},
+        "percent": {k: _number(status[f"per_{v}"]) for k, v in VIOLATIONS.items()},
     }
 
 

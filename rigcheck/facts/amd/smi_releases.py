@@ -11,6 +11,8 @@ the real packages in the self-tests (tests/amdsmi_real):
   (speeds in MT/s, py-interface README) and amdsmi_get_gpu_pci_replay_counter.
 - amdsmi_get_gpu_xgmi_link_status: not before ROCm 6.4's (before it amd_smi._xgmi_by_topology
   counts the peers amdsmi_topo_get_link_type reports one xGMI hop away).
+- amdsmi_get_violation_status: not before ROCm 6.3's (6.3 has the five active_/per_ kinds; 6.4
+  adds gfx_clk_below_host_limit, 7.0 per-XCP arrays, which rigcheck does not read).
 - amdsmi_get_gpu_process_list: ROCm 6.0's answers process handles, each read with
   amdsmi_get_gpu_process_info; later ones answer the records themselves.
 - `import amdsmi` of ROCm 6.0-6.1 reads os.environ["ROCM_PATH"]: KeyError when it is unset.

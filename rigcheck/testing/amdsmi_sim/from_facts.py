@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rigcheck.facts.amd.smi import VIOLATIONS
 from rigcheck.testing.amdsmi_sim.node import Node
 
 MT_PER_S = {1: 2500, 2: 5000, 3: 8000, 4: 16000, 5: 32000, 6: 64000}
@@ -156,6 +157,17 @@ def _temperature(t: dict[str, Any]) -> dict[str, Any]:
     return {"temperature": {"HOTSPOT": {k: v for k, v in metrics.items() if v is not None}}}
 
 
+def _violation(v: dict[str, Any]) -> dict[str, Any]:
+    """amdsmi_violation_status_t's active_ (uint8) and per_ (uint64) fields; a kind the GPU does
+    not report holds all ones, which amdsmi prints as "N/A"."""
+    struct: dict[str, Any] = {}
+    for kind, field in VIOLATIONS.items():
+        active, percent = v["active"][kind], v["percent"][kind]
+        struct[f"active_{field}"] = 0xFF if active is None else int(active)
+        struct[f"per_{field}"] = ALL_ONES_64 if percent is None else percent
+    return {"violation": struct}
+
+
 def _processes(found: list[dict[str, Any]]) -> dict[str, Any]:
     """amdsmi_proc_info_t records. amdsmi passes vram_mem through as a number (no "N/A" for
     it in any release from 6.0 to 7.0), so a record without one cannot come from amdsmi."""
@@ -179,6 +191,7 @@ ENCODERS = {
     "xgmi": _xgmi,
     "amd_firmware": _firmware,
     "amd_temperature": _temperature,
+    "amd_violation": _violation,
     "processes": _processes,
 }
 # The symbols that answer NOT_SUPPORTED where a record says the device did.
@@ -191,5 +204,6 @@ SYMBOLS = {
     "xgmi": ["amdsmi_get_gpu_xgmi_link_status"],
     "amd_firmware": ["amdsmi_get_gpu_vbios_info"],
     "amd_temperature": ["amdsmi_get_temp_metric"],
+    "amd_violation": ["amdsmi_get_violation_status"],
     "processes": ["amdsmi_get_gpu_process_list"],
 }

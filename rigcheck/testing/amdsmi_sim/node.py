@@ -236,6 +236,7 @@ class Node:
     _amdsmi_gpu_xgmi_error_status = _scalar("xgmi_error")
     _amdsmi_get_gpu_pci_replay_counter = _scalar("pci_replay_counter")  # ROCm 6.0's API
     _amdsmi_get_gpu_total_ecc_count = _struct("ecc_total")
+    _amdsmi_get_violation_status = _struct("violation")  # ROCm 6.3 on
 
     def _amdsmi_get_power_cap_info(self, device: dict, sensor: int, info: Any) -> int:
         """Profiles hold microwatts; libamd_smi before ROCm 6.1.2 answered watts (amdsmi

@@ -14,7 +14,7 @@ from pathlib import Path
 from rigcheck.coverage_cli import parser
 from rigcheck.testing.coverage.campaign import Plan, run
 from rigcheck.testing.coverage.gate import regressions
-from rigcheck.testing.coverage.measurements import LEVELS, has_measurements
+from rigcheck.testing.coverage.measurements import has_measurements, measured_classes
 from rigcheck.testing.coverage.node import PROFILES
 from rigcheck.testing.coverage.page import page
 from rigcheck.testing.coverage.report import headline, markdown
@@ -28,7 +28,7 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)  # fmt: skip
         return 2
     if args.tier != "quick" and not has_measurements(args.cls):
-        known = ", ".join(sorted(LEVELS))
+        known = ", ".join(measured_classes())
         print(f"rigcheck coverage: no measurements of class {args.cls!r} to replay in the "
               f"{args.tier} tier: choose {known}, or --tier quick", file=sys.stderr)  # fmt: skip
         return 2

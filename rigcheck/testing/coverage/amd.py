@@ -12,12 +12,14 @@ from typing import Any
 from unittest import mock
 
 from rigcheck.facts.amd import devices as amd_devices
+from rigcheck.facts.amd import smi as amd_smi
 from rigcheck.facts.nvidia import counters
 from rigcheck.testing.amdsmi_sim import import_amdsmi
 from rigcheck.testing.amdsmi_sim.node import Node as SimulatedNode
 from rigcheck.testing.amdsmi_sim.profiles import load_profile
 
 PAGE = "AMDSMI_MEM_PAGE_STATUS_"
+VIOLATION_FIELDS = amd_smi.VIOLATIONS  # the fact's kind -> amdsmi_violation_status_t's field
 
 
 def amd_machine(profile: str, bus_ids: list[str]) -> dict[str, Any]:
@@ -113,6 +115,15 @@ def _amd_drop_gpu(node, gpu: dict, sig: dict, rng: random.Random) -> bool:
     return True
 
 
+def _violation(node, gpu: dict, sig: dict, rng: random.Random) -> bool:
+    """One limit of the signature's kinds active now, in violation for a share of recent time
+    (amdsmi_violation_status_t's active_ and per_ fields, as libamd_smi fills them)."""
+    field = VIOLATION_FIELDS[rng.choice(sig["kinds"])]
+    gpu["violation"][f"active_{field}"] = 1
+    gpu["violation"][f"per_{field}"] = rng.randint(1, 100)
+    return True
+
+
 INJECT = {
     "amd_drop_gpu": _amd_drop_gpu,
     "xgmi_down": _xgmi_down,
@@ -120,4 +131,5 @@ INJECT = {
     "bad_pages": _bad_pages,
     "hot_at_idle": _hot_at_idle,
     "amd_pcie_width": _amd_pcie_width,
+    "amd_violation": _violation,
 }

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rigcheck.testing.coverage.acceptance import NOT_MEASURABLE
 from rigcheck.testing.coverage.judge import judge
-from rigcheck.testing.coverage.measurements import LEVELS, has_measurements
+from rigcheck.testing.coverage.measurements import has_measurements, measured_classes
 from rigcheck.testing.coverage.model import load_model
 from rigcheck.testing.coverage.node import PROFILES, healthy_node, inject
 
@@ -49,8 +50,10 @@ def run(plan: Plan, folder: Path | None = None, progress=None) -> dict[str, Any]
     if plan.tier != "quick" and not has_measurements(plan.cls):
         raise ValueError(
             f"no measurements for class {plan.cls!r} to replay in the {plan.tier} tier: "
-            f"the {plan.tier} tier's campaign runs for {', '.join(sorted(LEVELS))}"
+            f"the {plan.tier} tier's campaign runs for {', '.join(measured_classes())}"
         )
+    if plan.tier == "acceptance" and plan.cls in NOT_MEASURABLE:
+        return not_measurable(plan, NOT_MEASURABLE[plan.cls])
     rng = random.Random(plan.seed)
     folder = folder or Path(tempfile.mkdtemp(prefix="rigcheck-coverage-"))
     causes, signatures, sources = load_model(PROFILES[plan.cls][0])
@@ -60,7 +63,8 @@ def run(plan: Plan, folder: Path | None = None, progress=None) -> dict[str, Any]
     for i, (cause, signature) in enumerate(jobs):
         node = healthy_node(plan.cls, rng)
         if signature and not _injected(node, plan.tier, signature, signatures[signature], rng):
-            trials.append({"cause": cause, "signature": signature, "injected": False})
+            trials.append({"cause": cause, "signature": signature, "injected": False,
+                           "tier_only": _tier_only(signatures[signature], plan.tier)})  # fmt: skip
             continue
         judged = judge(node, plan.tier, folder / f"node-{i}", rng)
         trials.append({"cause": cause, "signature": signature, "injected": True,
@@ -72,12 +76,34 @@ def run(plan: Plan, folder: Path | None = None, progress=None) -> dict[str, Any]
     return summarise(plan, causes, trials, sources)
 
 
+def not_measurable(plan: Plan, reason: str) -> dict[str, Any]:
+    """The cell of a class and tier that cannot be measured here: every cause unseen, for
+    `reason`, and no healthy run."""
+    causes, _, sources = load_model(PROFILES[plan.cls][0])
+    result = summarise(plan, causes, [], sources)
+    for row in result["causes"]:
+        row["why_not"] = f"not measurable here: {reason}"
+    return {**result, "not_measurable": reason, "seconds_median": 0.0}
+
+
 def _injected(node, tier: str, name: str, signature: dict, rng: random.Random) -> bool:
     """Inject the signature; one that shows only under load is not injected in the quick tier,
-    which loads nothing (the tier is not judged on what it cannot see)."""
+    which loads nothing, and one that shows only in the burn-in only in the acceptance tier
+    (a tier is not judged on what it cannot see)."""
     if signature.get("load") and tier == "quick":
         return False
+    if signature.get("tier") == "acceptance" and tier != "acceptance":
+        return False  # shows only in the burn-in's minutes of load
     return inject(node, name, signature, rng)
+
+
+def _tier_only(signature: dict, tier: str) -> str | None:
+    """Why a signature is not injected in this tier: it shows only in a later one."""
+    if signature.get("tier") == "acceptance" and tier != "acceptance":
+        return "the acceptance tier's burn-in"
+    if signature.get("load") and tier == "quick":
+        return "load (the standard tier's measurements)"
+    return None
 
 
 def summarise(plan: Plan, causes, trials: list[dict], sources: dict) -> dict[str, Any]:
@@ -100,9 +126,13 @@ def summarise(plan: Plan, causes, trials: list[dict], sources: dict) -> dict[str
         # measurements the class's replay file has no figure for: not judged in this campaign
         "unjudged": sorted({c for t in trials for c in t.get("unjudged", [])}),
         "weighted": weighted(rows),
-        "seconds_median": statistics.median(t["seconds"] for t in trials if "seconds" in t),
+        "seconds_median": _median_seconds(trials),
         "trials": trials,
     }
+
+
+def _median_seconds(trials: list[dict]) -> float:
+    return statistics.median([t["seconds"] for t in trials if "seconds" in t] or [0.0])
 
 
 def _cause_row(cause, trials: list[dict]) -> dict[str, Any]:
@@ -113,15 +143,29 @@ def _cause_row(cause, trials: list[dict]) -> dict[str, Any]:
         "label": cause.label,
         "share": cause.share,
         "signatures": list(cause.signatures),
-        "not_injected": sorted({t["signature"] for t in trials if not t["injected"]}),
+        # not injected here: could not be (no real line of it, a board without the feature)...
+        "not_injected": sorted(
+            {t["signature"] for t in trials if not t["injected"] and not t.get("tier_only")}
+        ),
+        # ...or shows only in a later tier (load, the burn-in)
+        "later_tier": sorted({t["signature"] for t in trials if t.get("tier_only")}),
         "runs": len(judged),
         "caught": caught,
         "detection": caught / len(judged) if judged else 0.0,
         "interval": wilson(caught, len(judged)) if judged else (0.0, 0.0),
         "checks": dict(Counter(c for t in judged for c in t["failed"])),
         "missed": sorted({t["signature"] for t in judged if t["verdict"] != "fail"}),
-        "why_not": cause.why_not,
+        "why_not": cause.why_not or _later(trials),
     }
+
+
+def _later(trials: list[dict]) -> str | None:
+    """A cause none of whose signatures this tier can see: which tier sees them."""
+    later = {t.get("tier_only") for t in trials}
+    if not trials or any(t["injected"] for t in trials) or None in later:
+        return None
+    shown = ", ".join(sorted({t["signature"] for t in trials}))
+    return f"shows only under {' or '.join(sorted(later))}: {shown}"
 
 
 def weighted(rows: list[dict]) -> dict[str, Any]:

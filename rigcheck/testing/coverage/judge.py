@@ -26,6 +26,7 @@ import rigcheck.plugin.core as plugin_core
 from rigcheck.facts.kernel_log import reader
 from rigcheck.platforms import load_platforms
 from rigcheck.spec import load_all, load_spec
+from rigcheck.testing.coverage import acceptance
 from rigcheck.testing.coverage.amd import amd_facts
 from rigcheck.testing.coverage.measurements import replay_file
 from rigcheck.testing.coverage.node import Node, amd_base
@@ -129,6 +130,16 @@ def _measured(node: Node, folder: Path, rng: random.Random) -> Path:
     return path
 
 
+def _burn_in(node: Node, snapshot: dict[str, Any], folder: Path, rng: random.Random) -> Path:
+    """The node's burn-in trace with its faults written in, as --burn-in-trace reads one."""
+    trace = acceptance.healthy_trace(node.cls, snapshot["devices"])
+    for signature in node.trace_faults:
+        acceptance.inject(trace, signature, rng)
+    path = folder / "burnin-trace.json"
+    path.write_text(json.dumps(trace))
+    return path
+
+
 def judge(node: Node, tier: str, folder: Path, rng: random.Random | None = None) -> Judged:
     """Run the class's suites in `tier` on the node's snapshot (and, beyond quick, its
     measurements drawn with `rng`); the verdict and failed checks."""
@@ -140,9 +151,12 @@ def judge(node: Node, tier: str, folder: Path, rng: random.Random | None = None)
 
     folder.mkdir(parents=True, exist_ok=True)
     facts = folder / "facts.json"
-    facts.write_text(json.dumps(node_snapshot(node, folder / "sys")))
+    snapshot = node_snapshot(node, folder / "sys")
+    facts.write_text(json.dumps(snapshot))
     junit = folder / "junit.xml"
     timed = [f"--replay-measurements={_measured(node, folder, rng)}"] if tier != "quick" else []
+    if tier == "acceptance":
+        timed.append(f"--burn-in-trace={_burn_in(node, snapshot, folder, rng)}")
     # The tier's budget is wall time, from the process's start: a campaign judging node after
     # node in one process would spend it on earlier nodes. What a tier catches is the question
     # here; its time to a verdict is measured (Judged.seconds), not judged. The reports plugin

@@ -15,7 +15,7 @@ from typing import Any
 
 from rigcheck.layout import ROOT_DIR
 from rigcheck.spec import load_spec
-from rigcheck.testing.coverage import amd, corpus
+from rigcheck.testing.coverage import acceptance, amd, corpus
 from rigcheck.testing.nvml_sim import machine_profile
 from rigcheck.testing.synthetic import synthetic_snapshot
 
@@ -49,6 +49,8 @@ class Node:
     injected: list[str] = field(default_factory=list)  # signature names
     # device ("0".., "cpu") -> [(figure prefix, factor)]: kernels a fault slows under load
     slow: dict[str, list[tuple[str, float]]] = field(default_factory=dict)
+    # the acceptance tier's burn-in faults, written into the node's trace once its facts are read
+    trace_faults: list[dict[str, Any]] = field(default_factory=list)
 
 
 def healthy_node(cls: str, rng: random.Random) -> Node:
@@ -189,7 +191,14 @@ def _slowdown(node: Node, gpu: dict, sig: dict, rng: random.Random) -> bool:
     return True
 
 
+def _trace_fault(node: Node, gpu: dict, sig: dict, rng: random.Random) -> bool:
+    """A fault the burn-in's trace shows (coverage/acceptance.py writes it into the trace)."""
+    node.trace_faults.append(sig)
+    return True
+
+
 INJECT = {
+    **dict.fromkeys(acceptance.INJECT, _trace_fault),
     "drop_gpu": _drop_gpu,
     "lose_gpu": _lose_gpu,
     "nvlink_inactive": _nvlink_inactive,

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-SEES = {"quick": "an idle check can see", "standard": "the tier's checks and measurements can see"}
+SEES = {
+    "quick": "an idle check can see",
+    "standard": "the tier's checks and measurements can see",
+    "acceptance": "the tier's checks, measurements and burn-in can see",
+}
 
 
 def pct(x: float) -> str:
@@ -19,6 +23,11 @@ def interval(pair) -> str:
 def headline(result: dict[str, Any]) -> str:
     """One sentence: what the tier catches of the published interruptions, and how often it
     fails a healthy node."""
+    if result.get("not_measurable"):
+        return (
+            f"{result['tier']} tier on {result['class']}: not measurable here: "
+            f"{result['not_measurable']}."
+        )
     seen = result["weighted"]["idle_visible"]
     every = result["weighted"]["all"]
     healthy = result["healthy"]
@@ -39,6 +48,8 @@ def headline(result: dict[str, Any]) -> str:
 
 
 def markdown(result: dict[str, Any]) -> str:
+    if result.get("not_measurable"):  # one line, not a table of the same reason
+        return f"### {result['class']}, {result['tier']} tier\n\n{headline(result)}\n"
     lines = [
         f"### {result['class']}, {result['tier']} tier",
         "",
@@ -58,6 +69,8 @@ def markdown(result: dict[str, Any]) -> str:
         missed = ", ".join(row["missed"]) or "-"
         if row["not_injected"]:  # e.g. no real log line of that event in the corpus yet
             missed += "; not injected: " + ", ".join(row["not_injected"])
+        if row.get("later_tier"):
+            missed += "; seen only in a later tier: " + ", ".join(row["later_tier"])
         lines.append(
             f"| {row['label']} | {row['share']} | {row['caught']}/{row['runs']} "
             f"| {interval(row['interval'])} | {checks or '-'} | {missed} |"
