@@ -30,7 +30,7 @@ HYBRIDS = {
                   use_mamba_kernels=False),
     "mistral": dict(SMALL, model_type="mistral", sliding_window=8),  # the formulas' family
 }  # fmt: skip
-CASES = {**{f: FAMILIES[f][0] for f in ("falcon_h1", "gpt_oss", "llama4", "olmo2")}, **HYBRIDS}
+CASES = {**{f: FAMILIES[f][0] for f in ("falcon_h1", "gpt_oss", "llama4")}, **HYBRIDS}
 
 
 def cache_bytes(cache) -> int:

@@ -62,7 +62,13 @@ def test_fit_parameters_and_activations_equal_the_real_model(family, tmp_path, c
 TARGETS = {"falcon_h1": "q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj"}
 
 
-@pytest.mark.parametrize("family", ISSUE)
+# The layouts PEFT sees differently: Mamba beside attention, 3-D experts (not nn.Linear), a vision
+# tower of plain linears, a tower and projector. GLM-4, Granite, OLMo-2 and SmolLM3 are Llama's
+# layout here (all eight passed when written; four kept for the test budget).
+LORA = ["falcon_h1", "gpt_oss", "llama4", "qwen2_5_vl"]
+
+
+@pytest.mark.parametrize("family", LORA)
 def test_fit_lora_counts_what_peft_adapts_on_the_real_model(family, tmp_path, capsys) -> None:
     import peft
 
