@@ -132,6 +132,7 @@ def build_parser(command: str | None = ALL) -> argparse.ArgumentParser:
 
 DETECT_HELP = "print this machine's device class and its marker"
 FACTS_HELP = "write this machine's facts snapshot as JSON"
+SNAPSHOT_KEYS = ("schema_version", "origin", "devices")  # every snapshot has them
 
 
 def _add_detect(sub: Any) -> None:
@@ -173,9 +174,12 @@ def run_detect(args: argparse.Namespace) -> int:
 def run_facts(args: argparse.Namespace) -> int:
     from rigcheck.detect import describe_devices
     from rigcheck.facts import collect_facts
-    from rigcheck.paths import output_problem
+    from rigcheck.paths import holds_another_kind, json_with, output_problem
 
-    problem = args.output and output_problem(args.output)
+    problem = args.output and (
+        output_problem(args.output)
+        or holds_another_kind(args.output, "-o", "facts snapshot", json_with(*SNAPSHOT_KEYS))
+    )
     if problem:
         raise RigcheckError(problem)
     facts = collect_facts(xid_window_s=args.xid_window)

@@ -5,7 +5,9 @@ rigcheck creates no folder the user did not ask for, and says in one line what i
 
 from __future__ import annotations
 
+import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 
@@ -36,3 +38,40 @@ def cannot_write_in(folder: Path) -> bool:
 
 def _first_file(path: Path) -> Path:
     return next(p for p in [*reversed(path.parents), path] if p.is_file())
+
+
+def holds_another_kind(
+    path: str | os.PathLike[str], option: str, kind: str, ours: Callable[[str], bool]
+) -> str | None:
+    """Why OPTION PATH must not be written over: a file is there that holds no KIND (`report
+    run -o run/certificate.json` wrote the page over the certificate; `fit --config config.json
+    -o config.json` the plan over the model's config). A KIND written before is replaced:
+    writing it again is what the option is for."""
+    target = Path(path).expanduser()
+    if not target.is_file():
+        return None
+    try:
+        with target.open("rb") as handle:
+            text = handle.read(2**20).decode()
+    except (OSError, UnicodeDecodeError):
+        text = None
+    if text is not None and ours(text):
+        return None
+    return f"{option} {path}: that file is there and is no {kind}: name a new file (it is kept)"
+
+
+def json_with(*keys: str) -> Callable[[str], bool]:
+    """A test for holds_another_kind: a JSON object that has KEYS."""
+
+    def test(text: str) -> bool:
+        try:
+            value = json.loads(text)
+        except ValueError:
+            return False
+        return isinstance(value, dict) and set(keys) <= value.keys()
+
+    return test
+
+
+def is_html(text: str) -> bool:
+    return text.lstrip().lower().startswith(("<!doctype html", "<html"))

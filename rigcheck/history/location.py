@@ -33,3 +33,18 @@ def shown_url(url: str) -> str:
         return make_url(url).render_as_string(hide_password=True)
     except Exception:  # an unparsable URL is shown as given: it has no password to hide
         return url
+
+
+def missing_store_file(url: str) -> str | None:
+    """A SQLite store's file when it does not exist: reading must not create one (`rigcheck
+    history --history sqlite:///typo.db` made an empty store there and showed "0 runs")."""
+    from sqlalchemy.engine import make_url
+
+    try:
+        parsed = make_url(url)
+    except Exception:  # an unparsable URL: open_store says so
+        return None
+    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
+        return None
+    path = Path(parsed.database).expanduser()
+    return None if path.exists() else str(path)

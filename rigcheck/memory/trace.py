@@ -122,7 +122,19 @@ def hf_config(config: dict):
     fields.pop("quantization_config", None)  # the meta model is built unquantized
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return transformers.CONFIG_MAPPING[family](**fields)
+        try:
+            return transformers.CONFIG_MAPPING[family](**fields)
+        except Exception as exc:  # its validators' own types (huggingface_hub's
+            # StrictDataclassClassValidationError): a config.json transformers refuses
+            raise ConfigError(
+                f"transformers refuses this config.json: {_first_line(exc)}"
+            ) from None
+
+
+def _first_line(exc: BaseException) -> str:
+    """An exception's message in one line (transformers' span several), at most 200 characters."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    return " ".join(lines[:2])[:200] if lines else type(exc).__name__
 
 
 def _model_class(config):
@@ -155,8 +167,11 @@ def build_meta(config: dict, element_bytes: int = 2, attention: str = "flash"):
             model = cls.from_config(
                 hf, dtype=dtype, attn_implementation=ATTENTION_IMPLEMENTATION[attention]
             )
-        except (ValueError, ImportError) as exc:  # e.g. no SDPA for this family
-            raise ConfigError(f"transformers cannot build {hf.model_type!r}: {exc}") from None
+        except Exception as exc:  # e.g. no SDPA for this family; a hostile
+            # config's ZeroDivisionError or IndexError in the model's own __init__
+            raise ConfigError(
+                f"transformers cannot build {hf.model_type!r}: {_first_line(exc)}"
+            ) from None
     return model.train()
 
 
