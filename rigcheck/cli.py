@@ -92,6 +92,12 @@ def blank_option(parser: argparse.ArgumentParser, argv: list[str]) -> str | None
                 f"{command.prog}: error: {option} '': an empty value (an unset variable?); give "
                 f"one, or leave {option} out (see {command.prog} --help)"
             )
+        if not arg.strip() and argv[:1] != ["k8s"]:  # a positional: `keygen ''` said "FILE .:
+            # is a folder". The gate's CLASS may be empty: detected, as in the Slurm gate.
+            return (
+                f"{command.prog}: error: an empty argument '' (an unset variable?); give what "
+                f"it names (see {command.prog} --help)"
+            )
     return None
 
 

@@ -88,7 +88,11 @@ def add_parser(subparsers: Any) -> None:
 
 def run(argv: Sequence[str]) -> int:
     """Check the options here, then become `python -m rigcheck.testing.coverage ARGV`."""
+    from rigcheck.cli import blank_option
+
     p = parser()
+    if blank := blank_option(p, list(argv)):  # `--json ''` was read as the folder "."
+        p.exit(2, blank + "\n")
     args = p.parse_args(list(argv))  # --help and usage errors exit here, as argparse does
     outputs = [(name, getattr(args, name)) for name in OUTPUTS if getattr(args, name)]
     problems = [output_problem(path, f"--{name}") for name, path in outputs]

@@ -5,10 +5,13 @@ rigcheck creates no folder the user did not ask for, and says in one line what i
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 
 def output_problem(path: str | os.PathLike[str], option: str = "-o") -> str | None:
@@ -17,6 +20,8 @@ def output_problem(path: str | os.PathLike[str], option: str = "-o") -> str | No
     shown = f"{option} {path}"
     if target.is_dir():
         return f"{shown}: is a folder; name a file in it, e.g. {target / 'out.json'}"
+    if target.exists() and not target.is_file():
+        return f"{shown}: {not_a_file(target)}"
     parent = target.parent
     if not parent.exists():
         missing = next(p for p in [parent, *parent.parents] if p.parent.exists())
@@ -28,6 +33,13 @@ def output_problem(path: str | os.PathLike[str], option: str = "-o") -> str | No
     if cannot_write_in(parent):
         return f"{shown}: cannot write in {parent}; name a file in a folder you can write"
     return None
+
+
+def not_a_file(target: Path) -> str:
+    """Why TARGET, which exists and is neither a file nor a folder, is not written: rigcheck
+    writes through a temporary file renamed over the target, and as root `report -o /dev/full`
+    replaced the device with the page (and /dev/stdout's link the same way)."""
+    return "not a regular file (a device or a pipe); name a file"
 
 
 def cannot_write_in(folder: Path) -> bool:
@@ -75,3 +87,31 @@ def json_with(*keys: str) -> Callable[[str], bool]:
 
 def is_html(text: str) -> bool:
     return text.lstrip().lower().startswith(("<!doctype html", "<html"))
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write through a temporary file and os.replace: a reader never sees half a file. Never
+    over a device or a pipe (rigcheck.paths.not_a_file)."""
+    if path.exists() and not path.is_file() and not path.is_dir():
+        raise OSError(errno.EEXIST, not_a_file(path), str(path))
+    with tempfile.NamedTemporaryFile(
+        "w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.", delete=False
+    ) as tmp:
+        try:
+            tmp.write(text)
+            tmp.flush()  # a full disk fails here, inside the try, not at close
+        except BaseException:
+            _discard(tmp)
+            raise
+    os.chmod(tmp.name, 0o644)  # a report is for reading: not the 0600 of a temporary file
+    os.replace(tmp.name, path)
+
+
+def _discard(tmp: Any) -> None:
+    """Remove a temporary file that could not be written: nothing half-written is left."""
+    try:
+        tmp.close()  # flushes what is buffered: fails again on a full disk
+    except OSError:
+        pass
+    finally:
+        os.unlink(tmp.name)

@@ -15,7 +15,15 @@ below failing there:
 - `history --history sqlite:///typo.db` (and prune, and `fleet --from-history`) made an empty
   store at the typo and showed "0 runs", exit 0;
 - every JSON reader read /dev/zero until memory ran out, and a 5,000-digit number or an array
-  nested 200,000 deep was a traceback.
+  nested 200,000 deep was a traceback;
+- `coverage --baseline` of a file that is no result was exit 1 (the gate's "coverage fell"),
+  or a KeyError after the whole campaign; `--markdown`/`--html` wrote over any file;
+- as root, `report -o /dev/full` (and facts, fleet --force, history --html --force) replaced the
+  device with a regular file, and `--history sqlite:////dev/full` left a journal in /dev;
+- `blame` of a job folder whose records were empty, binary or named no communicator of the job
+  said "no slow or hung rank" (exit 0) having read nothing;
+- an empty positional (`keygen ''`, an unset variable) said "FILE .: is a folder", and
+  `coverage --json ''` "--json .: is a folder".
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 import sys
 import types
 from pathlib import Path
@@ -42,6 +51,9 @@ LLAMA = {  # meta-llama/Llama-2-7b-hf's config.json, the fields rigcheck reads
 FIT = ["fit", "--device", "h100", "--no-trace"]
 L7 = ["fit", "--model", "llama-2-7b", "--device", "h100"]
 COVERAGE = ["coverage", "--class", "h100"]  # its options are checked before the campaign
+# A job folder whose records give nothing to judge: blame said "no slow or hung rank", exit 0.
+BLAME = ["blame", "job", "--history", "none"]
+RAS_RANKS_NOT_A_LIST = json.dumps({"nccl_version": "2.29.1", "communicators": [{"ranks": "x"}]})
 
 
 def _config(**changed) -> str:
@@ -83,6 +95,12 @@ CASES = [
     ({"b.json": "\x00\xff"}, [*COVERAGE, "--baseline", "b.json"], 2, "--baseline b.json: not"),
     ({}, [*COVERAGE, "--markdown", "cert.json"], 2, "no coverage matrix"),
     ({}, [*COVERAGE, "--html", "."], 2, "is a folder"),
+    ({"job/ncclras/a.json": RAS_RANKS_NOT_A_LIST}, BLAME, 2, "nothing to judge"),
+    ({"job/nccl_inspector/a.log": ""}, BLAME, 2, "nothing to judge"),
+    ({"job/nvrx/a.log": "\x00\x01\x02"}, BLAME, 2, "nothing to judge"),
+    ({"job/ncclras/sub.txt/x": ""}, BLAME, 2, "nothing to judge"),
+    ({}, ["keygen", ""], 2, "an empty argument"),
+    ({}, [*COVERAGE, "--json", ""], 2, "an empty value"),
 ] + [({}, [*L7, "--gpus", "8", f"--{n}", "0"], 2, f"--{n}") for n in ("tp", "pp", "cp", "ep")]
 # fmt: on
 
@@ -98,9 +116,10 @@ def test_each_is_one_line_its_code_and_nothing_written(
     # /dev/zero: 1 MiB read, not 256
     monkeypatch.setattr(jsonfile, "MAX_BYTES", 2**20, raising=False)
     for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text)
     shutil.copy(CERTIFICATE, tmp_path / "cert.json")
-    before = {p: p.read_bytes() for p in tmp_path.iterdir()}
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
     try:
         got = cli.main(argv)
     except SystemExit as exc:  # argparse's own errors
@@ -108,7 +127,8 @@ def test_each_is_one_line_its_code_and_nothing_written(
     err = capsys.readouterr().err
     assert_one_clean_line(err, got, code)
     assert word in err, err
-    assert {p: p.read_bytes() for p in tmp_path.iterdir()} == before  # nothing made or changed
+    after = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    assert after == before  # nothing made or changed
 
 
 def test_a_plan_written_before_is_replaced(tmp_path, monkeypatch, capsys):
@@ -137,3 +157,24 @@ def test_transformers_refusing_a_config_is_one_line(monkeypatch):
         ConfigError, match=r"transformers refuses this config\.json: integer modulo"
     ):
         trace.hf_config({"model_type": "jamba", "attn_layer_period": 0, "attn_layer_offset": 4})
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["report", "cert.json", "-o", "pipe"],
+        ["facts", "-o", "pipe"],
+        [*L7, "-o", "pipe"],
+        ["fleet", "cert.json", "-o", "pipe", "--force"],
+    ],
+    ids=" ".join,
+)
+def test_a_device_or_pipe_is_never_replaced(argv, tmp_path, monkeypatch, capsys):
+    """As root, `report -o /dev/full` replaced the device with the page (the temporary file
+    renamed over it; seen on this machine): a named pipe stands in for the device here."""
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(CERTIFICATE, tmp_path / "cert.json")
+    os.mkfifo(tmp_path / "pipe")
+    got = cli.main(argv)
+    assert_one_clean_line(capsys.readouterr().err, got, 2)
+    assert stat.S_ISFIFO((tmp_path / "pipe").stat().st_mode)

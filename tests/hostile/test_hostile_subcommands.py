@@ -48,7 +48,9 @@ def cases() -> list[tuple[dict[str, str], list[str], int, str]]:
         add(["history", "prune", "--older-than", age, "--history", STORE], "--older-than")
     add(["history", "--html", "folder", "--history", STORE], "is a folder")
     add(["history", "--html", "/proc/x.html", "--history", STORE], "--html /proc/x.html")
-    add(["history", "--history", STORE, "no-such-node"], "no node")
+    add(
+        ["history", "--history", STORE, "no-such-node"], "no history store at"
+    )  # a known store, an unknown node: tests/history/test_store.py
     for keep in ["abc", "-3"]:
         env = {"RIGCHECK_HISTORY_KEEP_PASSES": keep}
         add(["history", "prune", "--older-than", "1d", "--history", STORE], "KEEP_PASSES", env=env)
