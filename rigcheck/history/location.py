@@ -21,7 +21,9 @@ def default_url() -> str:
 
 def store_url(chosen: str | None = None) -> str | None:
     """The SQLAlchemy URL of the store, or None when history is switched off."""
-    url = chosen or os.environ.get(ENV) or default_url()
+    # A blank setting (`RIGCHECK_HISTORY=` in an env file) is unset, as $RIGCHECK_REPORT_DIR's:
+    # "   " was "Could not parse SQLAlchemy URL".
+    url = chosen or os.environ.get(ENV, "").strip() or default_url()
     return None if url.strip().lower() == OFF else url
 
 

@@ -18,6 +18,8 @@ below failing there:
   nested 200,000 deep was a traceback;
 - `coverage --baseline` of a file that is no result was exit 1 (the gate's "coverage fell"),
   or a KeyError after the whole campaign; `--markdown`/`--html` wrote over any file;
+- `fleet --band 0` made every node below the median an outlier; a blank $RIGCHECK_HISTORY
+  was "Could not parse SQLAlchemy URL";
 - as root, `report -o /dev/full` (and facts, fleet --force, history --html --force) replaced the
   device with a regular file, and `--history sqlite:////dev/full` left a journal in /dev;
 - `blame` of a job folder whose records were empty, binary or named no communicator of the job
@@ -100,6 +102,7 @@ CASES = [
     ({"job/nvrx/a.log": "\x00\x01\x02"}, BLAME, 2, "nothing to judge"),
     ({"job/ncclras/sub.txt/x": ""}, BLAME, 2, "nothing to judge"),
     ({}, ["keygen", ""], 2, "an empty argument"),
+    ({}, ["fleet", "cert.json", "--band", "0"], 2, "the band is a fraction above 0"),
     ({}, [*COVERAGE, "--json", ""], 2, "an empty value"),
 ] + [({}, [*L7, "--gpus", "8", f"--{n}", "0"], 2, f"--{n}") for n in ("tp", "pp", "cp", "ep")]
 # fmt: on
@@ -178,3 +181,14 @@ def test_a_device_or_pipe_is_never_replaced(argv, tmp_path, monkeypatch, capsys)
     got = cli.main(argv)
     assert_one_clean_line(capsys.readouterr().err, got, 2)
     assert stat.S_ISFIFO((tmp_path / "pipe").stat().st_mode)
+
+
+def test_a_blank_history_setting_is_unset(tmp_path, monkeypatch, capsys):
+    """`RIGCHECK_HISTORY=` (blank, from an env file) names the default store, as a blank
+    $RIGCHECK_REPORT_DIR names ./reports: it was "Could not parse SQLAlchemy URL"."""
+    monkeypatch.setenv("RIGCHECK_HISTORY", "  ")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
+    got = cli.main(["history"])
+    err = capsys.readouterr().err
+    assert_one_clean_line(err, got, 2)
+    assert f"no history store at {tmp_path}/rigcheck/history.db" in err
