@@ -35,6 +35,7 @@ import os
 import shutil
 import stat
 import sys
+import tempfile
 import types
 from pathlib import Path
 
@@ -192,3 +193,21 @@ def test_a_blank_history_setting_is_unset(tmp_path, monkeypatch, capsys):
     err = capsys.readouterr().err
     assert_one_clean_line(err, got, 2)
     assert f"no history store at {tmp_path}/rigcheck/history.db" in err
+
+
+def test_a_campaign_leaves_nothing_in_the_temporary_folder(tmp_path, monkeypatch):
+    """`rigcheck coverage` kept each judged node's sysfs tree and reports in $TMPDIR after it
+    ended (about 2 MB a campaign, one folder per run). Judging stands in here (a real node's
+    judging writes its folder the same way; it costs seconds)."""
+    from rigcheck.testing.coverage import campaign
+
+    def judge(node, tier, folder, rng):
+        (folder / "sys").mkdir(parents=True)  # what the real judge leaves: the node's tree
+        return types.SimpleNamespace(verdict="pass", failed=(), unjudged=(), seconds=0.1)
+
+    monkeypatch.setattr(campaign, "judge", judge)
+    monkeypatch.setattr(campaign, "healthy_node", lambda *a: types.SimpleNamespace(log_lines=[]))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    result = campaign.run(campaign.Plan("cpu", "quick", 0, 2, 0))
+    assert result["healthy"]["runs"] == 2
+    assert list(tmp_path.iterdir()) == []
