@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from rigcheck.errors import one_line_errors
+from rigcheck.errors import blank_option, one_line_errors
 from rigcheck.jsonfile import read_json
 from rigcheck.paths import holds_another_kind, is_html, json_with, output_problem
 
@@ -88,8 +88,6 @@ def add_parser(subparsers: Any) -> None:
 
 def run(argv: Sequence[str]) -> int:
     """Check the options here, then become `python -m rigcheck.testing.coverage ARGV`."""
-    from rigcheck.cli import blank_option
-
     p = parser()
     if blank := blank_option(p, list(argv)):  # `--json ''` was read as the folder "."
         p.exit(2, blank + "\n")
