@@ -211,3 +211,39 @@ def test_a_campaign_leaves_nothing_in_the_temporary_folder(tmp_path, monkeypatch
     result = campaign.run(campaign.Plan("cpu", "quick", 0, 2, 0))
     assert result["healthy"]["runs"] == 2
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_gate_timeout_beyond_the_clock_is_a_usage_error(tmp_path, monkeypatch, capsys):
+    """`--timeout 1e30` passed the finite check and overflowed subprocess's clock after the
+    quick tier had started: an OverflowError traceback, no verdict. Now the prolog's USAGE
+    ERROR, exit 0 (a typo drains no node)."""
+    monkeypatch.setenv("RIGCHECK_GATE_DIR", str(tmp_path))
+    with pytest.raises(SystemExit) as stopped:
+        cli.main(["slurm", "prolog", "--dry-run", "--facts", "x.json", "--timeout", "1e30"])
+    err = capsys.readouterr().err
+    assert stopped.value.code == 0 and "USAGE ERROR" in err and "at most 604,800" in err, err
+
+
+def test_a_kubeconfig_that_is_no_yaml_is_one_line(monkeypatch):
+    """A binary kubeconfig was the YAML reader's UnicodeDecodeError traceback (seen through the
+    real client); the client stands in here raising it (its import costs seconds)."""
+    from rigcheck.gate import k8s
+
+    class ConfigException(Exception):
+        pass
+
+    def load_kube_config():
+        raise UnicodeDecodeError("utf-8", b"\x80", 0, 1, "invalid start byte")
+
+    def load_incluster_config():
+        raise ConfigException("not in a pod")
+
+    config = types.SimpleNamespace(
+        ConfigException=ConfigException,
+        load_incluster_config=load_incluster_config,
+        load_kube_config=load_kube_config,
+    )
+    stand_in = types.SimpleNamespace(client=types.SimpleNamespace(), config=config)
+    monkeypatch.setitem(sys.modules, "kubernetes", stand_in)
+    with pytest.raises(k8s.KubernetesError, match=r"no cluster to talk to.*invalid start byte"):
+        k8s._core_api()
