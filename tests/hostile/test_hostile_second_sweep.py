@@ -42,7 +42,7 @@ from pathlib import Path
 import pytest
 
 from rigcheck import cli, jsonfile
-from tests.hostile.test_hostile_input import assert_one_clean_line
+from tests.hostile.test_hostile_input import assert_one_clean_line, run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 CERTIFICATE = ROOT / "fixtures" / "certificates" / "h100-node-before.json"
@@ -124,11 +124,7 @@ def test_each_is_one_line_its_code_and_nothing_written(
         (tmp_path / name).write_text(text)
     shutil.copy(CERTIFICATE, tmp_path / "cert.json")
     before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
-    try:
-        got = cli.main(argv)
-    except SystemExit as exc:  # argparse's own errors
-        got = exc.code
-    err = capsys.readouterr().err
+    got, err = run_cli(argv, capsys)
     assert_one_clean_line(err, got, code)
     assert word in err, err
     after = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
