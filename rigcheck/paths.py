@@ -20,7 +20,7 @@ def output_problem(path: str | os.PathLike[str], option: str = "-o") -> str | No
     shown = f"{option} {path}"
     if target.is_dir():
         return f"{shown}: is a folder; name a file in it, e.g. {target / 'out.json'}"
-    if target.exists() and not target.is_file():
+    if target.exists() and (not target.is_file() or _a_device_name(target)):
         return f"{shown}: {not_a_file(target)}"
     parent = target.parent
     if not parent.exists():
@@ -40,6 +40,14 @@ def not_a_file(target: Path) -> str:
     writes through a temporary file renamed over the target, and as root `report -o /dev/full`
     replaced the device with the page (and /dev/stdout's link the same way)."""
     return "not a regular file (a device or a pipe); name a file"
+
+
+def _a_device_name(target: Path) -> bool:
+    """/dev/stdout redirected to a file is a regular file through /proc/self/fd/1; renaming
+    over it would replace the link in /dev."""
+    return str(target.absolute()).startswith("/dev/") or str(target.resolve()).startswith(
+        ("/proc/", "/dev/")
+    )
 
 
 def cannot_write_in(folder: Path) -> bool:
