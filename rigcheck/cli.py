@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rigcheck import __version__
-from rigcheck.errors import RigcheckError, one_line_errors
+from rigcheck.errors import RigcheckError, blank_option, one_line_errors
 
 # The subcommands other modules add through add_parser(subparsers), with their one-line help:
 # `rigcheck --help` lists them without importing those modules (pytest, jsonschema, rich,
@@ -77,35 +77,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
-def blank_option(parser: argparse.ArgumentParser, argv: list[str]) -> str | None:
-    """'rigcheck fit: error: -o ...' when an option is given an empty value (`-o ""`,
-    `--history=`), else None. Each such option read it as left out: `facts -o ''` printed the
-    snapshot, `report -o ''` wrote beside the certificate, `--history ''` said history was
-    switched off by $RIGCHECK_HISTORY."""
-    command = _subcommand(parser, argv)
-    valued = {o for a in command._actions if a.nargs != 0 for o in a.option_strings}
-    for before, arg in zip(["", *argv], argv, strict=False):
-        named = arg.split("=", 1)[0] if arg.startswith("--") and "=" in arg else None
-        if (named and not arg.split("=", 1)[1].strip()) or (not arg.strip() and before in valued):
-            option = named or before
-            return (
-                f"{command.prog}: error: {option} '': an empty value (an unset variable?); give "
-                f"one, or leave {option} out (see {command.prog} --help)"
-            )
-    return None
-
-
-def _subcommand(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.ArgumentParser:
-    """The parser of the subcommand ARGV names, down to `k8s mark`; PARSER if none."""
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            chosen = next((a for a in argv if a in action.choices), None)
-            if chosen is not None:
-                rest = argv[argv.index(chosen) + 1 :]
-                return _subcommand(action.choices[chosen], rest)
-    return parser
-
-
 def build_parser(command: str | None = ALL) -> argparse.ArgumentParser:
     """The parser with `command`'s arguments (ALL: every command's); the other commands are
     listed by name and help line only."""
@@ -132,6 +103,7 @@ def build_parser(command: str | None = ALL) -> argparse.ArgumentParser:
 
 DETECT_HELP = "print this machine's device class and its marker"
 FACTS_HELP = "write this machine's facts snapshot as JSON"
+SNAPSHOT_KEYS = ("schema_version", "origin", "devices")  # every snapshot has them
 
 
 def _add_detect(sub: Any) -> None:
@@ -173,9 +145,12 @@ def run_detect(args: argparse.Namespace) -> int:
 def run_facts(args: argparse.Namespace) -> int:
     from rigcheck.detect import describe_devices
     from rigcheck.facts import collect_facts
-    from rigcheck.paths import output_problem
+    from rigcheck.paths import holds_another_kind, json_with, output_problem
 
-    problem = args.output and output_problem(args.output)
+    problem = args.output and (
+        output_problem(args.output)
+        or holds_another_kind(args.output, "-o", "facts snapshot", json_with(*SNAPSHOT_KEYS))
+    )
     if problem:
         raise RigcheckError(problem)
     facts = collect_facts(xid_window_s=args.xid_window)

@@ -12,10 +12,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from rigcheck.errors import one_line_errors
-from rigcheck.paths import output_problem
+from rigcheck.errors import blank_option, one_line_errors
+from rigcheck.jsonfile import read_json
+from rigcheck.paths import holds_another_kind, is_html, json_with, output_problem
 
 CAMPAIGN = "rigcheck.testing.coverage"
+BASELINE_KEYS = ("class", "plan", "seed", "causes", "healthy")  # what the gate compares
 DESCRIPTION = (
     "What a tier catches of the published causes of job interruptions (Llama 3's 419), and how "
     "often it fails a healthy node: nodes from real nvidia-smi captures, the MI300X amd-smi "
@@ -56,6 +58,29 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+# What each output holds, for a file already there: one of its kind is replaced (a rerun), any
+# other kept (`--markdown cert.json` wrote the matrix over the certificate after the campaign).
+OUTPUTS = {
+    "json": ("coverage result", json_with(*BASELINE_KEYS)),
+    "markdown": ("coverage matrix", lambda text: text.startswith("### ")),
+    "html": ("coverage page", is_html),
+}
+
+
+def baseline_problem(path: Path) -> str | None:
+    """Why PATH is no saved --json result, or None. A bad baseline is bad input (exit 2), said
+    before the campaign: it was exit 1 (the gate's "coverage fell") or, for an object without
+    the result's keys, a KeyError after the whole campaign."""
+    try:
+        value = read_json(path, "saved --json result", ValueError)
+    except ValueError as exc:
+        return f"--baseline {exc}"
+    if not (isinstance(value, dict) and set(BASELINE_KEYS) <= value.keys()):
+        keys = ", ".join(BASELINE_KEYS)
+        return f"--baseline {path}: not a saved --json result (it has no {keys})"
+    return None
+
+
 def add_parser(subparsers: Any) -> None:
     """Listed in `rigcheck --help`; rigcheck.cli hands its arguments to run()."""
     subparsers.add_parser("coverage", help=DESCRIPTION.split(":")[0].lower(), add_help=False)
@@ -64,11 +89,14 @@ def add_parser(subparsers: Any) -> None:
 def run(argv: Sequence[str]) -> int:
     """Check the options here, then become `python -m rigcheck.testing.coverage ARGV`."""
     p = parser()
+    if blank := blank_option(p, list(argv)):  # `--json ''` was read as the folder "."
+        p.exit(2, blank + "\n")
     args = p.parse_args(list(argv))  # --help and usage errors exit here, as argparse does
-    problems = [output_problem(path, f"--{name}") for name, path in
-                (("json", args.json), ("markdown", args.markdown)) if path is not None]  # fmt: skip
-    if args.baseline is not None and not args.baseline.is_file():
-        problems.append(f"--baseline {args.baseline}: no such file (a saved --json result)")
+    outputs = [(name, getattr(args, name)) for name in OUTPUTS if getattr(args, name)]
+    problems = [output_problem(path, f"--{name}") for name, path in outputs]
+    problems += [holds_another_kind(path, f"--{name}", *OUTPUTS[name]) for name, path in outputs]
+    if args.baseline is not None:
+        problems.append(baseline_problem(args.baseline))
     if any(problems):  # said now, not after the whole campaign has run
         p.error(next(problem for problem in problems if problem))
     sys.stdout.flush()

@@ -48,3 +48,38 @@ def one_line_errors(parser: argparse.ArgumentParser) -> None:
         if isinstance(action, argparse._SubParsersAction):
             for sub in action.choices.values():
                 one_line_errors(sub)
+
+
+def blank_option(parser: argparse.ArgumentParser, argv: list[str]) -> str | None:
+    """'rigcheck fit: error: -o ...' when an option is given an empty value (`-o ""`,
+    `--history=`), else None. Each such option read it as left out: `facts -o ''` printed the
+    snapshot, `report -o ''` wrote beside the certificate, `--history ''` said history was
+    switched off by $RIGCHECK_HISTORY."""
+    command = _subcommand(parser, argv)
+    valued = {o for a in command._actions if a.nargs != 0 for o in a.option_strings}
+    for before, arg in zip(["", *argv], argv, strict=False):
+        named = arg.split("=", 1)[0] if arg.startswith("--") and "=" in arg else None
+        if (named and not arg.split("=", 1)[1].strip()) or (not arg.strip() and before in valued):
+            option = named or before
+            return (
+                f"{command.prog}: error: {option} '': an empty value (an unset variable?); give "
+                f"one, or leave {option} out (see {command.prog} --help)"
+            )
+        if not arg.strip() and argv[:1] != ["k8s"]:  # a positional: `keygen ''` said "FILE .:
+            # is a folder". The gate's CLASS may be empty: detected, as in the Slurm gate.
+            return (
+                f"{command.prog}: error: an empty argument '' (an unset variable?); give what "
+                f"it names (see {command.prog} --help)"
+            )
+    return None
+
+
+def _subcommand(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.ArgumentParser:
+    """The parser of the subcommand ARGV names, down to `k8s mark`; PARSER if none."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            chosen = next((a for a in argv if a in action.choices), None)
+            if chosen is not None:
+                rest = argv[argv.index(chosen) + 1 :]
+                return _subcommand(action.choices[chosen], rest)
+    return parser

@@ -25,8 +25,11 @@ class Answer:
     checks: list[dict[str, Any]]
 
 
-def no_suspect(job_dir: str, ranks: int) -> Answer:
-    return Answer(CLEAN, f"no slow or hung rank in {job_dir} ({ranks} rank step log(s) read)", [])
+def no_suspect(job_dir: str, read: dict[str, int]) -> Answer:
+    """READ: what was read, per kind of record (suspects.evidence); something, or it is no
+    answer (run_blame refuses it)."""
+    said = ", ".join(f"{n} {kind}" for kind, n in read.items() if n)
+    return Answer(CLEAN, f"no slow or hung rank in {job_dir} (read: {said})", [])
 
 
 def no_rank(suspect: Suspect) -> Answer:

@@ -4,17 +4,16 @@ on its own. A store that is off says nothing; one that is missing or unreadable 
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 
 def board_history(chosen_url: str | None, facts: dict[str, Any], gpu: str | None) -> str:
-    from rigcheck.history.location import shown_url, store_url
+    from rigcheck.history.location import missing_store_file, shown_url, store_url
 
     url = store_url(chosen_url)
     if url is None or gpu is None:
         return ""
-    missing = _missing_file(url)
+    missing = missing_store_file(url)
     if missing:
         return f"history: no store at {missing}"
     try:
@@ -48,17 +47,6 @@ def _sightings(url: str, facts: dict[str, Any], gpu: str) -> str:
     if not sightings:
         return f"history: GPU {board['idx']}'s board never seen failing"
     return f"history: {board_line(board, sightings)}"
-
-
-def _missing_file(url: str) -> str | None:
-    """A SQLite store's file when it does not exist: reading must not create one."""
-    from sqlalchemy.engine import make_url
-
-    parsed = make_url(url)
-    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
-        return None
-    path = Path(parsed.database).expanduser()
-    return None if path.is_file() else str(path)
 
 
 def _devices(facts: dict[str, Any]) -> list[dict[str, Any]]:

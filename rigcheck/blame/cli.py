@@ -15,7 +15,8 @@ from rigcheck.blame.answer import Answer, judged, no_rank, no_suspect, not_exami
 from rigcheck.blame.board_history import board_history
 from rigcheck.blame.clock_share import clock_note
 from rigcheck.blame.node_cause import node_causes
-from rigcheck.blame.suspects import Suspect, find_suspect, read_job
+from rigcheck.blame.step_reader import JobRecordError
+from rigcheck.blame.suspects import Suspect, evidence, find_suspect, read_job
 from rigcheck.errors import RigcheckError
 from rigcheck.gate.tiers import seconds
 
@@ -72,7 +73,14 @@ def run_blame(args: argparse.Namespace) -> int:
     suspect = find_suspect(job)
     here = args.node or os.environ.get("SLURMD_NODENAME") or socket.gethostname().split(".")[0]
     if suspect is None:
-        return _say(no_suspect(str(args.job_dir), len(job.ranks)))
+        read = evidence(job)
+        if not any(read.values()):
+            raise JobRecordError(
+                f"{args.job_dir}: nothing to judge: no step, dump, RAS answer on the job's "
+                "communicator, Inspector collective or NVRx report could be read (empty or "
+                "cut-short files?); save the records whole (docs/blame.md)"
+            )
+        return _say(no_suspect(str(args.job_dir), read))
     if not suspect.ranks:
         return _say(no_rank(suspect))
     if not args.facts and suspect.host != here:

@@ -61,6 +61,19 @@ def read_stragglers(folder: Path) -> list[Straggler]:
     return sorted(found, key=lambda s: (s.kind != "relative", s.score or 0.0))
 
 
+def reports(folder: Path) -> int:
+    """NVRx's performance tables and warnings in the job's logs: none, and its silence says
+    nothing about the job (an empty or binary log read as a clean job)."""
+    return sum(
+        1
+        for pattern in PATTERNS
+        for path in folder.glob(pattern)
+        if path.is_file()
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines()
+        if TABLE.search(line) or WARNING in line
+    )
+
+
 def _read_log(path: Path) -> list[Straggler]:
     lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
     scores: dict[str, dict[int, float]] = {}

@@ -83,6 +83,23 @@ def read_job(folder: Path) -> Job:
     return Job(folder, ranks, start)
 
 
+def evidence(job: Job) -> dict[str, int]:
+    """What the job's folder gave to judge by, per kind of record. "No slow or hung rank" is an
+    answer only when something was read: a folder of empty, binary or cut-short records said it
+    (exit 0) having read nothing."""
+    folder = job.folder
+    answers = ncclras.read_answers(folder / ncclras.FOLDER) if job.holds(ncclras.FOLDER) else []
+    return {
+        "rank step log(s)": len(job.ranks),
+        "flight recorder dump(s)": len(read_dumps(folder / DUMPS)) if job.holds(DUMPS) else 0,
+        "RAS answer(s) on the job's communicator": sum(a.world for a in answers),
+        "Inspector collective(s)": len(inspector.read_collectives(folder / inspector.FOLDER))
+        if job.holds(inspector.FOLDER)
+        else 0,
+        "NVRx report(s)": nvrx.reports(folder / nvrx.FOLDER) if job.holds(nvrx.FOLDER) else 0,
+    }
+
+
 def _after_the_last_step(dumps: dict[int, RankDump], job: Job) -> dict[int, RankDump]:
     """The dumps no rank finished a step after: a dump older than a step was a pause the job
     got over, not the hang it ended in."""

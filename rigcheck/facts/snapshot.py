@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -68,13 +67,11 @@ class Facts:
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write atomically, so an interrupted run never leaves half a snapshot."""
+        from rigcheck.paths import write_atomic  # a full disk leaves no temporary file
+
         target = Path(path)
         target.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(
-            "w", dir=target.parent, prefix=f".{target.name}.", delete=False
-        ) as tmp:
-            tmp.write(self.to_json())
-        os.replace(tmp.name, target)
+        write_atomic(target, self.to_json())
 
 
 def lookup(data: Any, path: str) -> tuple[bool, Any]:

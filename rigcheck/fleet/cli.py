@@ -37,7 +37,7 @@ def add_parser(subparsers: Any) -> None:
     )  # fmt: skip
     fleet.add_argument("--force", action="store_true", help="overwrite the page if it exists")
     fleet.add_argument(
-        "--band", type=parse_noise, default=OUTLIER_BAND, metavar="FRACTION",
+        "--band", type=parse_band, default=OUTLIER_BAND, metavar="FRACTION",
         help="an outlier is more than this below the fleet median, e.g. 10%% (default "
         f"{OUTLIER_BAND * 100:.0f}%%, SuperBench's rule)",  # argparse formats help with %
     )  # fmt: skip
@@ -52,6 +52,20 @@ def add_parser(subparsers: Any) -> None:
         "every stored run's of the class (history: the fleet's own history)",
     )  # fmt: skip
     fleet.set_defaults(func=run_fleet)
+
+
+def parse_band(text: str) -> float:
+    """diff's noise rule, above 0: --band 0 made every node below the median an outlier (half
+    of any fleet drained); its messages named "noise"."""
+    try:
+        value = parse_noise(text)
+    except argparse.ArgumentTypeError:
+        value = 0.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: the band is a fraction above 0 and under 1 (0.1) or a percent (10%)"
+        )
+    return value
 
 
 def run_fleet(args: argparse.Namespace) -> int:

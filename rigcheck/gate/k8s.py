@@ -123,6 +123,7 @@ HINTS = {
 def _core_api() -> Any:
     """In a pod: its ServiceAccount; elsewhere: ~/.kube/config (kubectl's context)."""
     try:
+        import yaml  # the kubernetes client's own dependency
         from kubernetes import client, config
     except ImportError:
         raise KubernetesError(
@@ -133,6 +134,8 @@ def _core_api() -> Any:
     except config.ConfigException:
         try:
             config.load_kube_config()
-        except (config.ConfigException, OSError) as exc:
-            raise KubernetesError(f"no cluster to talk to: not in a pod, and {exc}") from None
+        except (config.ConfigException, OSError, ValueError, yaml.YAMLError) as exc:
+            # a kubeconfig that is no text (UnicodeDecodeError) or no YAML: was a traceback
+            reason = " ".join(str(exc).split())[:200] or type(exc).__name__
+            raise KubernetesError(f"no cluster to talk to: not in a pod, and {reason}") from None
     return client.CoreV1Api()

@@ -50,11 +50,17 @@ def seconds(text: str) -> float:
         value = float(text)
     except (TypeError, ValueError):
         value = math.nan
-    if not (math.isfinite(value) and value > 0):
+    if not (math.isfinite(value) and 0 < value <= MOST_SECONDS):
         raise argparse.ArgumentTypeError(
-            f"{text!r} is not a time: give a finite number of seconds above 0, e.g. 30"
+            f"{text!r} is not a time: give a finite number of seconds above 0 and at most "
+            f"{MOST_SECONDS:,} (a week), e.g. 30"
         )
     return value
+
+
+# Beyond any gate's wait; and 1e30 overflowed the clock of subprocess's own timeout, a
+# traceback that left the prolog without a verdict.
+MOST_SECONDS = 7 * 24 * 3600
 
 
 def tier_of(certificate: dict) -> str | None:

@@ -128,8 +128,15 @@ def open_for_reading(chosen: str | None):
     url = store_url(chosen)
     if url is None:
         raise HistoryError(f"history is switched off (${ENV}=none): name a store with --history")
+    from rigcheck.history.location import missing_store_file
     from rigcheck.history.store import open_store
 
+    missing = missing_store_file(url)
+    if missing:
+        raise HistoryError(
+            f"no history store at {missing}: no run has been kept there yet (a typo?); name "
+            f"the store with --history URL or ${ENV}"
+        )
     try:
         return open_store(url)
     except Exception as exc:

@@ -21,7 +21,9 @@ def default_url() -> str:
 
 def store_url(chosen: str | None = None) -> str | None:
     """The SQLAlchemy URL of the store, or None when history is switched off."""
-    url = chosen or os.environ.get(ENV) or default_url()
+    # A blank setting (`RIGCHECK_HISTORY=` in an env file) is unset, as $RIGCHECK_REPORT_DIR's:
+    # "   " was "Could not parse SQLAlchemy URL".
+    url = chosen or os.environ.get(ENV, "").strip() or default_url()
     return None if url.strip().lower() == OFF else url
 
 
@@ -33,3 +35,18 @@ def shown_url(url: str) -> str:
         return make_url(url).render_as_string(hide_password=True)
     except Exception:  # an unparsable URL is shown as given: it has no password to hide
         return url
+
+
+def missing_store_file(url: str) -> str | None:
+    """A SQLite store's file when it does not exist: reading must not create one (`rigcheck
+    history --history sqlite:///typo.db` made an empty store there and showed "0 runs")."""
+    from sqlalchemy.engine import make_url
+
+    try:
+        parsed = make_url(url)
+    except Exception:  # an unparsable URL: open_store says so
+        return None
+    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
+        return None
+    path = Path(parsed.database).expanduser()
+    return None if path.exists() else str(path)

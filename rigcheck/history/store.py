@@ -65,6 +65,9 @@ SQLITE_HEADER = b"SQLite format 3\x00"  # the first 16 bytes of every SQLite dat
 def not_sqlite(file: Path) -> None:
     """Refuse a file that holds something else: SQLite takes a file under its 100-byte header
     for an empty database and writes its tables over it (issue 38: a 1-byte file was replaced)."""
+    if file.exists() and not file.is_file() and not file.is_dir():
+        # a device (/dev/full): SQLite left its journal beside it, in /dev
+        raise ValueError(f"{file}: not a regular file (a device?); name the store's file")
     if not file.is_file() or file.stat().st_size == 0:
         return
     with file.open("rb") as handle:

@@ -38,12 +38,13 @@ from rigcheck.memory.time_to_train import add_time_arguments, rates_from_args, t
 from rigcheck.memory.units import parse_size
 from rigcheck.memory.vllm_kv import DEFAULT_VERSION as VLLM_DEFAULT_VERSION
 from rigcheck.memory.vllm_kv import parse_version
-from rigcheck.paths import output_problem
+from rigcheck.paths import holds_another_kind, json_with, output_problem
 
 _COUNT_SUFFIXES = {"": 1, "k": 10**3, "m": 10**6, "b": 10**9, "t": 10**12}
 
 
 MAX_PARAMS = 10**15
+PLAN = json_with("method", "precision")  # what -o writes: every plan has these
 # options of the command, not of the job
 NOT_JOB = ("func", "json", "command", "output", "tokens", "steps", "matmul_tflops",
            "achieved_fraction", "busbw", "no_trace",
@@ -211,8 +212,10 @@ def _trace(args: argparse.Namespace, arch: Architecture | None, fields: dict | N
 
 def _parallel(args: argparse.Namespace) -> dict:
     """Degrees of parallelism; inference spreads over --gpus by tensor parallelism by default."""
-    pp, ep, cp = args.pp or 1, args.ep or 1, args.cp or 1
-    tp = args.tp or (args.gpus // pp if args.inference and args.gpus % pp == 0 else 1)
+    # `is None`, not `or`: --tp 0 was read as left out (1) where --tp -2 was refused.
+    pp, ep, cp = (1 if v is None else v for v in (args.pp, args.ep, args.cp))
+    spread = args.inference and pp > 0 and args.gpus % pp == 0  # inference: tp = gpus / pp
+    tp = args.tp if args.tp is not None else (args.gpus // pp if spread else 1)
     return {"tp": tp, "pp": pp, "ep": ep, "cp": cp, "sp": args.sp}
 
 
@@ -350,7 +353,10 @@ def plan_written(output: str, device: str | None) -> str:
 def run_fit(args: argparse.Namespace) -> int:
     """Estimate, print, and exit 0 (fits), 1 (does not fit) or 2 (bad input)."""
     try:
-        if args.output and (problem := output_problem(args.output)):
+        if args.output and (
+            problem := output_problem(args.output)
+            or holds_another_kind(args.output, "-o", "plan", PLAN)
+        ):
             raise ConfigError(problem)
         job = job_from_args(args)
         device = device_bytes(args)

@@ -149,10 +149,13 @@ def _validate_combinations(job: Job) -> None:
     if job.inference:
         if job.zero or job.offload_optimizer or job.offload_params:
             raise ConfigError("--inference keeps no optimizer: drop --zero and --offload-*")
-        if job.engine not in ENGINES or not 0 < job.gpu_memory_utilization <= 1:
+        if job.engine not in ENGINES:
+            raise ConfigError(f"--engine {job.engine!r}: one of {', '.join(ENGINES)}")
+        if not 0 < job.gpu_memory_utilization <= 1:  # nan fails this too
             raise ConfigError(
-                f"--engine in {ENGINES}; --gpu-memory-utilization in (0, 1], "
-                f"got {job.gpu_memory_utilization}"
+                f"--gpu-memory-utilization {job.gpu_memory_utilization:g}: the share of the "
+                "device the engine may use, above 0 and at most 1 (vLLM's default "
+                f"{VLLM_GPU_MEMORY_UTILIZATION})"
             )
         if job.block_size < 1 or job.max_num_batched_tokens < 1:
             raise ConfigError("--block-size and --max-num-batched-tokens must be >= 1")

@@ -8,9 +8,11 @@ nothing is downloaded.
 """
 
 import json
+import math
 import os
 from pathlib import Path
 
+from rigcheck.jsonfile import read_capped
 from rigcheck.memory.architecture import Architecture
 from rigcheck.memory.checkpoint_formats import from_quantization_config
 from rigcheck.memory.errors import ConfigError
@@ -153,12 +155,62 @@ def read_config(path: str | Path) -> dict:
     if path.is_dir():
         path = path / "config.json"
     try:
-        config = json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
+        config = json.loads(read_capped(path), parse_constant=_not_a_number)
+    except (OSError, ValueError, RecursionError) as exc:
         raise ConfigError(f"cannot read {path}: {exc}") from None
     if not isinstance(config, dict):
         raise ConfigError(f"{path}: config.json must hold a JSON object")
+    for fields in (config, config.get("text_config")):
+        if isinstance(fields, dict):
+            _check_counts(path, fields)
     return config
+
+
+def _check_counts(path: Path, fields: dict) -> None:
+    bad = next(((k, v) for k, v in fields.items() if _not_a_count(k, v)), None)
+    if bad:
+        raise ConfigError(
+            f"{path}: {bad[0]} is {bad[1]!r}, not a count (a whole number >= 0) as in the "
+            "model's own config.json: a hand edit or a damaged copy?"
+        )
+    layers = fields.get("num_hidden_layers") or 0
+    if layers > MAX_LAYERS:  # the trace and the per-layer patterns would run for hours
+        raise ConfigError(
+            f"{path}: num_hidden_layers {layers:,} is more than any model has (at most "
+            f"{MAX_LAYERS:,} here; Llama-3.1-405B has 126): a damaged copy?"
+        )
+
+
+# The fields read as counts (layers, widths, heads, experts, windows): int() took 4096.5 for
+# 4096, "4096" and true for numbers, a sliding_window of -5 was served, and Infinity was an
+# OverflowError's traceback.
+COUNT_FIELDS = frozenset((
+    "num_hidden_layers", "num_attention_heads", "num_key_value_heads", "hidden_size",
+    "intermediate_size", "vocab_size", "head_dim", "qk_nope_head_dim", "qk_rope_head_dim",
+    "v_head_dim", "q_lora_rank", "kv_lora_rank", "max_position_embeddings", "sliding_window",
+    "sliding_window_pattern", "num_local_experts", "num_experts", "n_routed_experts",
+    "n_shared_experts", "num_experts_per_tok", "decoder_sparse_step", "first_k_dense_replace",
+    "moe_intermediate_size", "shared_expert_intermediate_size", "shared_intermediate_size",
+    "intermediate_size_mlp", "attention_chunk_size", "attn_layer_period", "attn_layer_offset",
+    "no_rope_layer_interval", "mamba_d_conv", "mamba_d_head", "mamba_d_ssm", "mamba_d_state",
+    "mamba_n_groups", "mamba_n_heads",
+))  # fmt: skip
+
+
+MAX_LAYERS = 10_000  # 80 times the deepest published decoder's (Llama-3.1-405B: 126)
+
+
+def _not_a_count(name: str, value: object) -> bool:
+    if name not in COUNT_FIELDS or value is None:
+        return False
+    if isinstance(value, float):
+        return not (math.isfinite(value) and value.is_integer() and value >= 0)
+    return isinstance(value, bool) or not isinstance(value, int) or value < 0
+
+
+def _not_a_number(word: str) -> float:
+    """json's parse_constant: NaN and Infinity are no JSON numbers (Python's json takes them)."""
+    raise ValueError(f"{word} is not a JSON number")
 
 
 def load_hf_config(path: str | Path) -> Architecture:

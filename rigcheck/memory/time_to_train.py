@@ -265,19 +265,21 @@ def _given(args) -> str:
     return ", ".join(f"{name} {value:g}" for name, value in options if value is not None)
 
 
-def _positive(what: str, most: float = math.inf):
-    """An argparse type: a finite number above 0 (and at most `most`), else a usage error.
-    float() alone took 'inf' and 0 (a traceback, an option silently ignored) and 1.5 as a
-    fraction (clamped to 1 without a word)."""
+def _positive(what: str, most: float = math.inf, least: float = 0.0):
+    """An argparse type: a finite number above 0 (at least `least`, at most `most`), else a
+    usage error. float() alone took 'inf' and 0 (a traceback, an option silently ignored) and
+    1.5 as a fraction (clamped to 1 without a word); --tokens 0.5 became 0 tokens, and then
+    "give the job's length once"."""
 
     def parse(text: str) -> float:
         try:
             value = float(text)
         except ValueError:
             value = math.nan
-        if not (math.isfinite(value) and 0 < value <= most):
+        if not (math.isfinite(value) and max(0, least) <= value <= most and value > 0):
+            low = f"of at least {least:g}" if least else "above 0"
             bound = f" and at most {most:g}" if math.isfinite(most) else ""
-            raise argparse.ArgumentTypeError(f"{text!r}: {what} is a number above 0{bound}")
+            raise argparse.ArgumentTypeError(f"{text!r}: {what} is a number {low}{bound}")
         return value
 
     parse.__name__ = what  # argparse names the type in its messages
@@ -306,7 +308,9 @@ def add_time_arguments(parser) -> None:
     """The options of the time estimate (`rigcheck fit ... --tokens N`)."""
     group = parser.add_argument_group("will it finish (training)")
     length = group.add_mutually_exclusive_group()
-    length.add_argument("--tokens", type=_positive("tokens"), help="tokens to train on, e.g. 2e9")
+    length.add_argument(
+        "--tokens", type=_positive("tokens", least=1), help="tokens to train on, e.g. 2e9"
+    )
     length.add_argument("--steps", type=_positive_int, help="optimizer steps to run")
     group.add_argument(
         "--matmul-tflops", type=_positive("the matmul rate"), metavar="X",

@@ -131,7 +131,7 @@ def hf_config(config: dict):
             return cls.from_dict(fields)
         except Exception as exc:  # transformers' validators raise many kinds
             raise ConfigError(
-                f"transformers {transformers.__version__} cannot read this {family} config.json: "
+                f"transformers {transformers.__version__} refuses this {family} config.json: "
                 f"{_first_line(exc)}"
             ) from None
 

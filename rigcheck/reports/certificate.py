@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections import Counter
 from functools import cache
 from importlib import metadata
@@ -18,6 +17,7 @@ from rigcheck.errors import RigcheckError
 from rigcheck.facts.probe import ERROR_KEY, is_error
 from rigcheck.jsonfile import read_json
 from rigcheck.layout import ROOT_DIR
+from rigcheck.paths import write_atomic
 from rigcheck.reports.masking import masked, secrets_in
 from rigcheck.reports.outcome import OUTCOMES
 from rigcheck.reports.root_cause import root_cause
@@ -211,31 +211,6 @@ def load_certificate(path: str | os.PathLike[str]) -> dict[str, Any]:
     data = read_json(file, "certificate", CertificateError)
     validate_certificate(data, str(file))
     return data
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write through a temporary file and os.replace: a reader never sees half a file."""
-    with tempfile.NamedTemporaryFile(
-        "w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.", delete=False
-    ) as tmp:
-        try:
-            tmp.write(text)
-            tmp.flush()  # a full disk fails here, inside the try, not at close
-        except BaseException:
-            _discard(tmp)
-            raise
-    os.chmod(tmp.name, 0o644)  # a report is for reading: not the 0600 of a temporary file
-    os.replace(tmp.name, path)
-
-
-def _discard(tmp: Any) -> None:
-    """Remove a temporary file that could not be written: nothing half-written is left."""
-    try:
-        tmp.close()  # flushes what is buffered: fails again on a full disk
-    except OSError:
-        pass
-    finally:
-        os.unlink(tmp.name)
 
 
 def write_certificate(path: Path, certificate: dict[str, Any]) -> None:

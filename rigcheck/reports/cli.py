@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rigcheck.paths import output_problem
+from rigcheck.paths import holds_another_kind, is_html, output_problem
 from rigcheck.reports.certificate import CertificateError, certificate_path, load_certificate
 from rigcheck.reports.diff import (
     DEFAULT_NOISE,
@@ -151,6 +151,8 @@ def run_report(args: argparse.Namespace) -> int:
     output = (
         Path(args.output) if args.output else certificate_path(args.path).with_name("report.html")
     )
+    if problem := holds_another_kind(output, "-o", "report page", is_html):
+        raise CertificateError(problem)
     write_html(output, certificate)
     partial = " (partial run: the page says so)" if certificate["partial"] else ""
     print(f"wrote {output}: {certificate['verdict']}{partial}", file=sys.stderr)

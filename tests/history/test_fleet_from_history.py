@@ -11,6 +11,7 @@ from history_runs import node_run
 
 from rigcheck.cli import main
 from rigcheck.history.run_hook import remember_run
+from rigcheck.history.store import open_store
 
 NODES = [f"node-{i:02d}" for i in range(1, 6)]
 BEFORE = [f"2026-11-{day:02d}T09:00:00Z" for day in (1, 8, 15)]
@@ -65,6 +66,7 @@ def test_a_slowdown_every_node_shares_is_seen_only_against_history(tmp_path, cap
 
 def test_an_empty_store_is_bad_input(tmp_path, capsys):
     url = f"sqlite:///{tmp_path / 'h.db'}"
+    open_store(url).dispose()  # a store with its tables and no run (a missing one: no store)
     assert main(["fleet", "--from-history", url, "-o", str(tmp_path / "f.html")]) == 2
     assert "holds no run yet" in capsys.readouterr().err
     assert main(["fleet", "-o", str(tmp_path / "f.html")]) == 2

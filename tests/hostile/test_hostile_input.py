@@ -56,6 +56,15 @@ def bad(pytester):
     return write_bad_files(pytester.path)
 
 
+def run_cli(argv: list[str], capsys) -> tuple[int, str]:
+    """rigcheck ARGV in-process: its exit code (argparse's own errors exit) and its stderr."""
+    try:
+        got = cli.main(argv)
+    except SystemExit as exc:
+        got = exc.code
+    return got, capsys.readouterr().err
+
+
 def assert_one_clean_line(text: str, code: int, wanted: int) -> None:
     assert code == wanted, text
     assert not any(word in text for word in FORBIDDEN), text

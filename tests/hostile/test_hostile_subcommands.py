@@ -21,8 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from rigcheck import cli
-from tests.hostile.test_hostile_input import assert_one_clean_line, write_bad_files
+from tests.hostile.test_hostile_input import assert_one_clean_line, run_cli, write_bad_files
 
 ROOT = Path(__file__).resolve().parents[2]
 CERTIFICATE = ROOT / "fixtures" / "certificates" / "h100-node-before.json"
@@ -48,7 +47,9 @@ def cases() -> list[tuple[dict[str, str], list[str], int, str]]:
         add(["history", "prune", "--older-than", age, "--history", STORE], "--older-than")
     add(["history", "--html", "folder", "--history", STORE], "is a folder")
     add(["history", "--html", "/proc/x.html", "--history", STORE], "--html /proc/x.html")
-    add(["history", "--history", STORE, "no-such-node"], "no node")
+    add(
+        ["history", "--history", STORE, "no-such-node"], "no history store at"
+    )  # a known store, an unknown node: tests/history/test_store.py
     for keep in ["abc", "-3"]:
         env = {"RIGCHECK_HISTORY_KEEP_PASSES": keep}
         add(["history", "prune", "--older-than", "1d", "--history", STORE], "KEEP_PASSES", env=env)
@@ -146,11 +147,7 @@ def test_each_mistake_is_one_line_and_its_code(env, argv, code, word, bad, monke
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     monkeypatch.setenv("RIGCHECK_GATE_DIR", env.get("RIGCHECK_GATE_DIR", str(bad / "gate")))
-    try:
-        got = cli.main(argv)
-    except SystemExit as exc:  # argparse's own errors
-        got = exc.code
-    err = capsys.readouterr().err
+    got, err = run_cli(argv, capsys)
     assert_one_clean_line(err, got, code)
     gate_log = bad / "gate" / "gate.log"
     said = err + (gate_log.read_text() if gate_log.exists() else "")

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from rigcheck import paths
 from rigcheck.reports import certificate as cert
 from rigcheck.reports import live_certificate
 from rigcheck.reports.unwritable import (
@@ -71,7 +72,7 @@ def test_root_problem_names_the_folder(tmp_path):
 
 
 class FillingDisk:
-    """tempfile, as rigcheck.reports.certificate uses it, and the live certificate's writes
+    """tempfile, as rigcheck.paths.write_atomic uses it, and the live certificate's writes
     (rigcheck.reports.live_certificate), on a disk that is full after `room` writes: later ones
     fail as a full disk does, after the file was created."""
 
@@ -97,7 +98,7 @@ PUT = live_certificate._Copy.put
 
 def fill(monkeypatch, room: int) -> None:
     disk = FillingDisk(room)
-    monkeypatch.setattr(cert, "tempfile", disk)
+    monkeypatch.setattr(paths, "tempfile", disk)  # write_atomic's home
     monkeypatch.setattr(live_certificate._Copy, "put", lambda *args: disk.put(*args))
 
 
@@ -120,7 +121,7 @@ def test_a_full_disk_is_one_line_exit_6_and_no_temp_file(room, pytester, monkeyp
 
 
 def test_write_atomic_leaves_nothing_when_the_write_fails(tmp_path, monkeypatch):
-    monkeypatch.setattr(cert, "tempfile", FillingDisk(0))
+    monkeypatch.setattr(paths, "tempfile", FillingDisk(0))
     with pytest.raises(OSError, match="No space left"):
         cert.write_atomic(tmp_path / "certificate.json", "{}" * 10000)
     assert list(tmp_path.iterdir()) == []

@@ -11,7 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-from rigcheck.coverage_cli import parser
+from rigcheck.coverage_cli import baseline_problem, parser
 from rigcheck.testing.coverage.campaign import Plan, run
 from rigcheck.testing.coverage.gate import regressions
 from rigcheck.testing.coverage.measurements import has_measurements, measured_classes
@@ -57,10 +57,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _read_baseline(path: Path) -> dict:
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
-        raise SystemExit(f"rigcheck coverage: cannot read the baseline {path}: {exc}") from None
+    problem = baseline_problem(path)
+    if problem:  # bad input: 2, not the gate's 1 ("coverage fell")
+        print(f"rigcheck coverage: {problem}", file=sys.stderr)
+        raise SystemExit(2)
+    return json.loads(path.read_text())
 
 
 if __name__ == "__main__":
