@@ -148,10 +148,16 @@ def test_transformers_refusing_a_config_is_one_line(monkeypatch):
     from rigcheck.memory import trace
     from rigcheck.memory.errors import ConfigError
 
-    def jamba_config(**fields):
-        return fields["attn_layer_offset"] % fields["attn_layer_period"]
+    class JambaConfig:  # the two class methods trace.hf_config calls, as transformers has them
+        @staticmethod
+        def _decode_special_floats(fields):
+            return fields
 
-    stand_in = types.SimpleNamespace(CONFIG_MAPPING={"jamba": jamba_config}, __version__="5")
+        @classmethod
+        def from_dict(cls, fields):
+            return fields["attn_layer_offset"] % fields["attn_layer_period"]
+
+    stand_in = types.SimpleNamespace(CONFIG_MAPPING={"jamba": JambaConfig}, __version__="5")
     monkeypatch.setitem(sys.modules, "transformers", stand_in)
     with pytest.raises(
         ConfigError, match=r"transformers \S+ refuses this \w+ config\.json: .*integer modulo"
