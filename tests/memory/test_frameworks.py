@@ -169,7 +169,10 @@ def test_expert_parallelism_divides_the_experts(capsys) -> None:
         (["--model", "llama-2-7b", "--gpus", "6", "--tp", "4"], "not a multiple of tp"),
         (["--model", "llama-2-7b", "--gpus", "2", "--ep", "2"], "number of experts (0)"),
         (["--params", "7B", "--gpus", "2", "--tp", "2"], "need the tensor shapes"),
-        (["--model", "llama-2-7b", "--inference", "--gpu-memory-utilization", "1.5"], "above 0 and at most 1"),
+        (
+            ["--model", "llama-2-7b", "--inference", "--gpu-memory-utilization", "1.5"],
+            "above 0 and at most 1",
+        ),
     ],
 )
 def test_contradictory_options_are_refused_in_one_line(capsys, argv, message) -> None:
