@@ -257,7 +257,13 @@ def _root(args: argparse.Namespace) -> Path:
     try:
         root.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise RigcheckError(f"--dir {root}: {exc.strerror}; name a writable folder") from None
+        problem = f"--dir {root}: {exc.strerror}; name a writable folder"
+        if args.mode in ("prolog", "epilog"):  # slurmd would drain for the gate's own typo
+            print(f"rigcheck slurm {args.mode}: node {_node(args)}: SETTINGS ERROR, no verdict, "
+                  f"node state not changed: {problem} (RIGCHECK_GATE_DIR in rigcheck.env, "
+                  "docs/slurm/README.md)", file=sys.stderr)  # fmt: skip
+            raise SystemExit(0) from None
+        raise RigcheckError(problem) from None
     return root
 
 

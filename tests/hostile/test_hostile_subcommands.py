@@ -86,8 +86,9 @@ def cases() -> list[tuple[dict[str, str], list[str], int, str]]:
         add(["slurm", "health", "--dry-run", "--facts", SNAPSHOT, "--timeout", n], "USAGE ERROR")
         add(["slurm", "prolog", "--dry-run", "--facts", SNAPSHOT, "--tier-budget", n],
             "USAGE ERROR", 0)  # fmt: skip
-    for mode in ["health", "epilog"]:
-        add(["slurm", mode, "--dir", "a-file", "--dry-run", "--facts", SNAPSHOT], "--dir a-file")
+    for mode, code in [("health", 2), ("epilog", 0)]:  # a hook never drains for its own typo
+        add(["slurm", mode, "--dir", "a-file", "--dry-run", "--facts", SNAPSHOT], "--dir a-file",
+            code)  # fmt: skip
     add(["slurm", "epilog", "--dry-run", "--facts", "binary.json"], "binary.json")
     add(["slurm", "nosuch"], "invalid choice")
     # k8s
@@ -111,8 +112,11 @@ def cases() -> list[tuple[dict[str, str], list[str], int, str]]:
         add(["fit", "--model", "llama-2-7b", "--device", "h100"], "RIGCHECK_EXPECTED_DIR", env=env)
     add(["history"], "history store", env={"RIGCHECK_HISTORY": "sqlite:///folder"})
     add(["history"], "history store", env={"RIGCHECK_HISTORY": "garbage"})
-    add(["slurm", "epilog", "--dry-run", "--facts", SNAPSHOT], "a-file",
-        env={"RIGCHECK_GATE_DIR": "a-file"})  # fmt: skip
+    # the hooks' own settings wrong: slurmd drains for a Prolog or Epilog that exits non-zero,
+    # so they say it loudly and exit 0 (docs/slurm: a typo never drains the cluster)
+    for mode, code in [("epilog", 0), ("prolog", 0), ("health", 2)]:
+        add(["slurm", mode, "--dry-run", "--facts", SNAPSHOT], "a-file", code=code,
+            env={"RIGCHECK_GATE_DIR": "a-file"})  # fmt: skip
     return c
 
 
