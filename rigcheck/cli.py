@@ -103,7 +103,6 @@ def build_parser(command: str | None = ALL) -> argparse.ArgumentParser:
 
 DETECT_HELP = "print this machine's device class and its marker"
 FACTS_HELP = "write this machine's facts snapshot as JSON"
-SNAPSHOT_KEYS = ("schema_version", "origin", "devices")  # every snapshot has them
 
 
 def _add_detect(sub: Any) -> None:
@@ -145,6 +144,7 @@ def run_detect(args: argparse.Namespace) -> int:
 def run_facts(args: argparse.Namespace) -> int:
     from rigcheck.detect import describe_devices
     from rigcheck.facts import collect_facts
+    from rigcheck.facts.snapshot import SNAPSHOT_KEYS
     from rigcheck.paths import holds_another_kind, json_with, output_problem
 
     problem = args.output and (

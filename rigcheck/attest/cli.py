@@ -148,11 +148,18 @@ def run_verify(args: argparse.Namespace) -> int:
     from rigcheck.attest.keys import load_public_key
     from rigcheck.attest.signing import ENVELOPE_NAME
     from rigcheck.attest.verify import verify_certificate
+    from rigcheck.facts.snapshot import SNAPSHOT_KEYS
     from rigcheck.jsonfile import read_json
-    from rigcheck.paths import output_problem
+    from rigcheck.paths import holds_another_kind, json_with, output_problem
     from rigcheck.reports.certificate import certificate_path, write_atomic
 
-    if args.save_facts and (problem := output_problem(args.save_facts, "--save-facts")):
+    problem = args.save_facts and (
+        output_problem(args.save_facts, "--save-facts")
+        or holds_another_kind(
+            args.save_facts, "--save-facts", "facts snapshot", json_with(*SNAPSHOT_KEYS)
+        )
+    )
+    if problem:  # the renter's own file (or the certificate itself) is never written over
         raise AttestError(problem)
     certificate_file = certificate_path(args.cert)
     envelope_file = (

@@ -11,6 +11,8 @@ from rigcheck.errors import FactsError, FactUnavailable
 from rigcheck.facts.probe import ERROR_KEY, is_error
 from rigcheck.jsonfile import read_json
 
+SNAPSHOT_KEYS = ("schema_version", "origin", "devices")  # every snapshot has them
+
 if TYPE_CHECKING:  # loaded where a file is validated: `rigcheck facts` never needs it
     import jsonschema
 
