@@ -3,46 +3,10 @@ what is wrong, exit 2, no traceback (tests/hostile's rules, for these three comm
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
-from attest_inputs import NONCE, SNAPSHOT, SPEC
+from attest_inputs import BAD, NONCE, SNAPSHOT, SPEC
 
 from rigcheck.cli import main
-
-BAD = {
-    "missing.json": None,
-    "empty.json": "",
-    "array.json": "[]",
-    "text.json": "not json at all",
-    "truncated.json": '{"schema_version": 1, "devi',
-    "binary.json": bytes(range(256)),
-    "folder": "DIR",
-}
-
-
-@pytest.fixture(scope="module")
-def good(run_dir, tmp_path_factory):
-    """A signed copy of the run, its keys, and a folder of bad files beside them."""
-    from rigcheck.attest.keys import generate_key
-
-    root = tmp_path_factory.mktemp("bad-input")
-    run = shutil.copytree(run_dir, root / "run")
-    generate_key(root / "provider.key")
-    assert main(["attest", str(run), "--nonce", NONCE, "--key", str(root / "provider.key"),
-                 "--facts", str(SNAPSHOT)]) == 0  # fmt: skip
-    bad = root / "bad"
-    bad.mkdir()
-    for name, content in BAD.items():
-        if content == "DIR":
-            (bad / name).mkdir()
-        elif isinstance(content, bytes):
-            (bad / name).write_bytes(content)
-        elif content is not None:
-            (bad / name).write_text(content)
-    return {"RUN": str(run), "KEY": str(root / "provider.key"),
-            "PUB": str(root / "provider.key.pub"), "BAD": bad}  # fmt: skip
-
 
 COMMANDS = {
     "verify certificate": ["verify", "{BAD}", "--nonce", NONCE, "--key", "{PUB}"],

@@ -9,15 +9,14 @@ import shutil
 
 import pytest
 from attest_inputs import NONCE
-from test_bad_input import good  # noqa: F401 (the signed run and its keys)
 
 from rigcheck.attest.signing import ENVELOPE_NAME
 from rigcheck.cli import main
 
 
 @pytest.fixture(scope="module")
-def signed(good):  # noqa: F811 (the imported fixture, by name)
-    """The signed run of test_bad_input's `good` fixture and its envelope's text."""
+def signed(good):
+    """The signed run of conftest's `good` fixture and its envelope's text."""
     return good, (good["RUN"] + "/" + ENVELOPE_NAME)
 
 

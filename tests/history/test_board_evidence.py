@@ -14,11 +14,6 @@ from rigcheck.history.run_hook import board_evidence, remember_run
 FAILED_ON_GPU1 = "GPU 1 (0000:28:00.0): "
 
 
-@pytest.fixture
-def url(tmp_path):
-    return f"sqlite:///{tmp_path / 'history.db'}"
-
-
 def failing_run(kind: str, name: str = "test_no_machine_fault_xids", message: str = "") -> tuple:
     """node-17's run whose GPU 1 failed `name`, from facts of this origin kind."""
     certificate, facts = node_run("node-17", "2026-11-02T10:00:00Z", xid_on_gpu1=True)

@@ -16,11 +16,6 @@ from rigcheck.history.schema import events
 BOARD = SERIALS[1]  # GPU 1, moved to the bus the log's Xid 79 names
 
 
-@pytest.fixture
-def url(tmp_path):
-    return f"sqlite:///{tmp_path / 'history.db'}"
-
-
 @pytest.fixture(autouse=True)
 def wide_terminal(monkeypatch):
     monkeypatch.setenv("COLUMNS", "250")

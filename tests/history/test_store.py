@@ -16,11 +16,6 @@ from rigcheck.history.schema import HEAD, metadata
 MOVED = SERIALS[1]  # GPU 1 of node-17, the one Xid 79 names
 
 
-@pytest.fixture
-def url(tmp_path):
-    return f"sqlite:///{tmp_path / 'history.db'}"
-
-
 @pytest.fixture(autouse=True)
 def wide_terminal(monkeypatch):
     monkeypatch.setenv("COLUMNS", "220")

@@ -16,11 +16,6 @@ from rigcheck.history.run_hook import remember_run
 from rigcheck.history.series import WINDOW, node_series, update_series
 
 
-@pytest.fixture
-def url(tmp_path):
-    return f"sqlite:///{tmp_path / 'history.db'}"
-
-
 def kept_certificates(url: str) -> list[str]:
     engine = store.open_store(url)
     query = sa.text("SELECT r.run_id FROM certificates c JOIN runs r ON r.id = c.run ORDER BY 1")
