@@ -9,7 +9,18 @@ node: one device per GPU its facts list, at the node's bus ids, with the board's
 power limit and slowdown temperature as the node's NVML answers them, its clocks and power scaled
 from the H100's to them. So the acceptance tier's burn-in false-fail rate here measures that
 synthetic trace, not a real node's variation; what the campaign measures is which check reads
-each fault's shape.
+each fault's shape. (The standard tier's measurements under it do vary as real GPUs do:
+measurements.py, gpu_noise.py.)
+
+Public GPU telemetry under sustained load was searched for to replace it (nvidia-smi dmon and
+--query-gpu logs, DCGM dmon, gpu-burn and gpu-fryer logs in issue threads and repositories). The
+one long recording found, NVIDIA H100 PCIe power and SM clock sampled every few ms during
+cuBLASLt GEMMs (github.com/yqg9651/cuda_test, cuBLASLt_h100/), does not stand for a healthy
+node's burn-in: it is the 350 W PCIe part, not an SXM class modelled here, its minutes-long
+loads use all-zero inputs or inputs made for maximum power ("maxpower"), or hold the clock
+(period_lgc.csv: 1,200-1,245 MHz), and its random-input run loads the GPU for 2.5 s. An
+8 x A100 gpu_burn log (microsoft/superbenchmark tests/data/gpu_burn.log) has temperatures and
+rates but spans seconds and no clocks or power.
 """
 
 from __future__ import annotations

@@ -1,20 +1,29 @@
 """A node's timed measurements for the tiers that run them, as a replay file
-(rigcheck/measure/replay.py): each figure at its class's level, varied by the noise of real
-repeated timings, and slowed by the factor a fault's signature gives.
+(rigcheck/measure/replay.py): each figure at its class's level, varied by real healthy variation,
+and slowed by the factor a fault's signature gives.
 
-The noise is the only one the project has recorded: the CI machine's five timed repeats of each
-figure (fixtures/measurements/cpu-ci-recorded.json, `pytest --record-measurements`). A figure is
-its work over the median repeat time, so a rerun's figure is the level over the median of five
-repeats drawn from those (a bootstrap); a fault that slows the kernel by a factor multiplies its
-repeat times. The CI machine shares 2 cores with other jobs: its noise is wider than an idle
-GPU's, so the false-fail rate it gives is an upper estimate.
+A figure is its work over the median of five timed repeats, so a rerun's figure is the level over
+the median of five repeat times drawn from recorded ones (a bootstrap); a fault that slows the
+kernel by a factor multiplies its repeat times.
+
+Where the variation comes from:
+- cpu: the CI machine's own five timed repeats of each figure (fixtures/measurements/
+  cpu-ci-recorded.json, `pytest --record-measurements`). The CI machine shares 2 cores with other
+  jobs: its noise is wider than an idle machine's, so the false-fail rate it gives is an upper
+  estimate.
+- GPU classes: public recordings of real GPUs (gpu_noise.py, fixtures/measurements/gpu-variation/,
+  each with its source): every GPU of a node draws its own offset from the recorded spread between
+  healthy GPUs of one node (a slower part stays slower in every figure of a kind), and each repeat
+  from the recorded spread between repeats on one GPU. Which class borrows another GPU's spread,
+  and why, is in variation.json's "classes". A GPU class the file does not cover is an error, not
+  the CPU's noise.
 
 Levels: cpu's are recorded on the CI machine, h100's are fixtures/measurements/h100-synthetic.json
 (public MAMF figures, one hand-written copy figure). a100_40gb, b200 and mi300x have no such file:
 their level is the class's own "achievable" figure (expected/CLASS.json, each citing the public
-run it comes from) for the figures whose kind has recorded repeats (matmul_*, device_*); a figure
-with no achievable value, or of a kind never timed here (h2d, attention...), is not replayed, and
-the campaign lists it as not judged rather than invent a level or a noise for it.
+run it comes from) for the figures whose kind has recorded variation (matmul_*, device_*); a
+figure with no achievable value, or of a kind never timed (h2d, attention...), is not replayed,
+and the campaign lists it as not judged rather than invent a level or a noise for it.
 """
 
 from __future__ import annotations
@@ -28,6 +37,7 @@ from typing import Any
 
 from rigcheck.layout import ROOT_DIR
 from rigcheck.spec import load_spec
+from rigcheck.testing.coverage import gpu_noise
 
 FOLDER = Path(ROOT_DIR) / "fixtures" / "measurements"
 NOISE = FOLDER / "cpu-ci-recorded.json"
@@ -63,11 +73,21 @@ def repeats_for(key: str) -> tuple[float, ...]:
     return tuple(pool)
 
 
-def rerun(level: float, key: str, factor: float, rng: random.Random) -> float:
-    """The figure of one run: the level over the median of five repeats drawn from the recorded
-    ones, each `factor` times as long."""
-    times = repeats_for(key)
-    return level / statistics.median(factor * rng.choice(times) for _ in range(REPEATS))
+def rerun(level: float, key: str, factor: float, rng: random.Random,
+          times: tuple[float, ...] | None = None, offset: float = 1.0) -> float:  # fmt: skip
+    """The figure of one run: the level over the median of five repeat times drawn from
+    `times` (the CI machine's recorded repeats of the figure by default), each `factor` times
+    as long, on a device `offset` times as slow as its node's median."""
+    times = times or repeats_for(key)
+    return level / (offset * statistics.median(factor * rng.choice(times) for _ in range(REPEATS)))
+
+
+def noise(cls: str, key: str) -> gpu_noise.Spread:
+    """The healthy variation a class's figure is drawn with: the CI machine's repeats for cpu,
+    real GPUs' recorded spread for a GPU class (an error where none is recorded)."""
+    if cls == "cpu":
+        return gpu_noise.Spread((1.0,), repeats_for(key), NOISE.name)
+    return gpu_noise.spread(cls, key.split("_")[0])
 
 
 def replay_file(cls: str, devices: list[str], slow: dict[str, list[tuple[str, float]]],
@@ -75,15 +95,20 @@ def replay_file(cls: str, devices: list[str], slow: dict[str, list[tuple[str, fl
     """The class's figures for each device ("cpu" or a GPU's index), each drawn anew; `slow`:
     device -> [(figure prefix, factor)] from the node's signatures."""
     kind, levels, origin = class_levels(cls)
-    entries = []
+    entries, origins = [], set()
     for device in devices:
+        offsets: dict[str, float] = {}  # figure kind -> this device's own speed
         for key, level in levels.items():
+            spread = noise(cls, key)
+            origins.add(spread.origin)
+            offset = offsets.setdefault(key.split("_")[0], rng.choice(spread.between))
             factor = 1.0
             for prefix, by in slow.get(device, []):
                 factor *= by if key.startswith(prefix) else 1.0
-            values = [rerun(level, key, factor, rng) for _ in range(ATTEMPTS)]
+            values = [rerun(level, key, factor, rng, spread.within, offset)
+                      for _ in range(ATTEMPTS)]  # fmt: skip
             entries.append({"key": key, "device": device, "value": values})
-    note = f"coverage campaign: the levels of {origin}, noise of {NOISE.name}"
+    note = f"coverage campaign: the levels of {origin}, noise of {'; '.join(sorted(origins))}"
     return {"rigcheck_measurements": 1, "kind": kind, "class": cls, "note": note,
             "measurements": entries}  # fmt: skip
 
