@@ -20,6 +20,7 @@ from rigcheck.memory.errors import ConfigError
 from rigcheck.memory.estimate import DEFAULT_OVERHEAD_BYTES, Estimate, Job, estimate
 from rigcheck.memory.frameworks import CONVENTIONS, DEFAULT_FRAMEWORK, FRAMEWORKS
 from rigcheck.memory.hf_config import read_config
+from rigcheck.memory.hybrid_layers import MAMBA_CACHE_MODES
 from rigcheck.memory.inference import (
     ENGINES,
     KV_DTYPES,
@@ -169,6 +170,11 @@ def add_fit_arguments(parser: argparse.ArgumentParser) -> None:
         "sliding-window layer keeps every in-flight batch)",
     )  # fmt: skip
     job.add_argument(
+        "--mamba-cache-mode", choices=MAMBA_CACHE_MODES, default="none",
+        help="vLLM, hybrid models: none (default; prefix caching off) is modelled, align and all "
+        "are refused",
+    )  # fmt: skip
+    job.add_argument(
         "--no-async-scheduling", action="store_true",
         help="vLLM: one batch in flight (async scheduling is on by default)",
     )  # fmt: skip
@@ -258,6 +264,7 @@ def job_from_args(args: argparse.Namespace) -> Job:
         max_num_batched_tokens=args.max_num_batched_tokens,
         vllm_version=args.vllm_version,
         async_scheduling=not args.no_async_scheduling,
+        mamba_cache_mode=args.mamba_cache_mode,
         **_parallel(args),
         batch=args.batch,
         seq=seq,

@@ -180,7 +180,7 @@ def test_a_job_s_defaults_are_recorded_as_given(capsys) -> None:
         "attention": "flash", "inference": False, "kv_dtype": None, "engine": "vllm",
         "gpu_memory_utilization": 0.92, "block_size": 16, "overhead": DEFAULT_OVERHEAD_BYTES,
         "max_num_batched_tokens": 8192, "vllm_version": "0.33", "no_async_scheduling": False,
-        "device": None, "vram": 80 * GiB,
+        "mamba_cache_mode": "none", "device": None, "vram": 80 * GiB,
     }  # fmt: skip
     assert report["overhead_bytes"] == DEFAULT_OVERHEAD_BYTES == GiB
 
