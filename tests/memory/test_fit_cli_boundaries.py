@@ -99,7 +99,9 @@ HELP = {
     "--params": ("parameter count, e.g. 7B", None),
     "--lora-rank": ("default 8 (PEFT)", "R"),
     "--lora-targets": (
-        "matrices to adapt: q,k,v,o,gate,up,down (or q_proj,...); default q,v (PEFT)",
+        "matrices to adapt: q,k,v,o,gate,up,down (or q_proj,...); default: PEFT's for the "
+        "model type (q,v for Llama, Mistral, Qwen2/3, Gemma; GPT-2's c_attn), refused where PEFT "
+        "has none",
         "LIST|all-linear",
     ),
     "--double-quant": ("qlora: NF4 double quantization", None),
@@ -133,6 +135,11 @@ HELP = {
     "--inference": ("weights + KV cache, no training", None),
     "--kv-dtype": ("default: the weights' dtype", None),
     "--engine": ("inference (default vllm)", None),
+    "--mamba-cache-mode": (
+        "vLLM, hybrid models: none (default; prefix caching off) is modelled, align and all are "
+        "refused",
+        None,
+    ),
     "--gpu-memory-utilization": (
         "vLLM: the share of the device the engine may use (default 0.92)",
         "F",
