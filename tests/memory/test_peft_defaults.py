@@ -19,13 +19,8 @@ transformers = pytest.importorskip("transformers")
 peft = pytest.importorskip("peft")
 
 from .test_issue_families import ISSUE, auto_model  # noqa: E402
-from .test_trace import FAMILIES  # noqa: E402
+from .test_trace import FAMILIES, SMALL  # noqa: E402
 
-SMALL = dict(
-    hidden_size=64, intermediate_size=96, num_hidden_layers=2, num_attention_heads=4,
-    num_key_value_heads=2, head_dim=16, vocab_size=128, pad_token_id=0, bos_token_id=1,
-    eos_token_id=2,
-)  # fmt: skip
 MOE = dict(num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32)
 # The families the formulas shape. PEFT 0.21 has a default for the first seven; Mixtral's is lost
 # to its MoE remapping under transformers 5.
