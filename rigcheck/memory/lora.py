@@ -48,7 +48,12 @@ ALIASES = {
 def default_targets(arch: Architecture) -> tuple[str, ...]:
     """PEFT's default target modules for the model's type (Llama, Mistral, Qwen2/3, Gemma: q and
     v; GPT-2: the fused c_attn), as matrix names; a ConfigError where PEFT has none."""
-    return tuple(ALIASES.get(m, m) for m in peft_default_targets(arch.model_type))
+    try:
+        modules = peft_default_targets(arch.model_type)
+    except ConfigError as exc:  # name the matrices this model has
+        names = ", ".join(m.name for m in layer_linears(arch))
+        raise ConfigError(f"{exc}; this model's matrices: {names}") from None
+    return tuple(ALIASES.get(m, m) for m in modules)
 
 
 def parse_targets(text: str) -> str | tuple[str, ...]:

@@ -107,8 +107,7 @@ def peft_default_targets(model_type: str | None, peft_version: str | None = None
         added = f" (its default {names} came in PEFT {since[0]}.{since[1]})"
     raise ConfigError(
         f"PEFT {version} has no default LoRA targets for model_type {model_type!r}{added} and "
-        "refuses without them: give --lora-targets, e.g. all-linear or a comma-separated list of "
-        "the model's linear layers (q_proj,v_proj,...)"
+        "refuses without them: give --lora-targets (all-linear, or the matrices to adapt)"
     )
 
 
