@@ -1,8 +1,9 @@
 """Memory math: exact bytes for training and inference jobs. Pure Python: no torch needed.
 
 The public surface is small; the modules hold one idea each (units, architecture, presets,
-precision, optimizers, quantization, checkpoint_formats, lora, model_state, sharding, activations,
-inference, estimate); advice (what would fit) and time_to_train (will it finish) ask estimate.
+precision, optimizers, quantization, checkpoint_formats, lora (with peft_defaults), model_state,
+sharding, activations, inference, estimate); advice (what would fit) and time_to_train (will it
+finish) ask estimate.
 """
 
 from rigcheck.memory.architecture import Architecture, parameter_count, tensor_groups

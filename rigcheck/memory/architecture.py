@@ -57,6 +57,9 @@ class Architecture:
     shared_expert_width: int = 0
     experts_per_token: int = 0
     dense_layers: int = 0
+    # config.json's top-level model_type ("" for a shape written by hand): PEFT keys its default
+    # LoRA targets by it (peft_defaults), a multimodal wrapper's type, not its text model's.
+    model_type: str = ""
 
     def __post_init__(self) -> None:
         for name in ("vocab", "hidden", "layers", "heads", "kv_heads", "mlp_width"):

@@ -20,6 +20,7 @@ from rigcheck.memory.errors import ConfigError
 from rigcheck.memory.estimate import DEFAULT_OVERHEAD_BYTES, Estimate, Job, estimate
 from rigcheck.memory.frameworks import CONVENTIONS, DEFAULT_FRAMEWORK, FRAMEWORKS
 from rigcheck.memory.hf_config import read_config
+from rigcheck.memory.hybrid_layers import MAMBA_CACHE_MODES
 from rigcheck.memory.inference import (
     ENGINES,
     KV_DTYPES,
@@ -27,9 +28,10 @@ from rigcheck.memory.inference import (
     VLLM_MAX_NUM_BATCHED_TOKENS,
 )
 from rigcheck.memory.kv_per_gpu import vllm_layout
-from rigcheck.memory.lora import default_targets, parse_targets
+from rigcheck.memory.lora import parse_targets
 from rigcheck.memory.model_state import METHODS
 from rigcheck.memory.optimizers import OPTIMIZERS
+from rigcheck.memory.peft_defaults import peft_default_targets
 from rigcheck.memory.precision import PRECISIONS
 from rigcheck.memory.presets import PRESETS
 from rigcheck.memory.report import print_table
@@ -113,7 +115,9 @@ def add_fit_arguments(parser: argparse.ArgumentParser) -> None:
     job.add_argument("--lora-rank", type=int, default=8, metavar="R", help="default 8 (PEFT)")
     job.add_argument(
         "--lora-targets", type=_argtype(parse_targets), metavar="LIST|all-linear",
-        help="matrices to adapt: q,k,v,o,gate,up,down (or q_proj,...); default q,v (PEFT)",
+        help="matrices to adapt: q,k,v,o,gate,up,down (or q_proj,...); default: PEFT's for the "
+        "model type (q,v for Llama, Mistral, Qwen2/3, Gemma; GPT-2's c_attn), refused where PEFT "
+        "has none",
     )  # fmt: skip
     job.add_argument("--double-quant", action="store_true", help="qlora: NF4 double quantization")
     job.add_argument("--precision", choices=list(PRECISIONS), default="bf16-mixed")
@@ -166,6 +170,11 @@ def add_fit_arguments(parser: argparse.ArgumentParser) -> None:
         "sliding-window layer keeps every in-flight batch)",
     )  # fmt: skip
     job.add_argument(
+        "--mamba-cache-mode", choices=MAMBA_CACHE_MODES, default="none",
+        help="vLLM, hybrid models: none (default; prefix caching off) is modelled, align and all "
+        "are refused",
+    )  # fmt: skip
+    job.add_argument(
         "--no-async-scheduling", action="store_true",
         help="vLLM: one batch in flight (async scheduling is on by default)",
     )  # fmt: skip
@@ -199,9 +208,10 @@ def _trace(args: argparse.Namespace, arch: Architecture | None, fields: dict | N
         return None
     element = PRECISIONS[args.precision].activation_bytes
     lora = None
-    if args.method != "full" and trace.peft_available():
-        targets = args.lora_targets or (default_targets(arch) if arch else ("q", "v"))
-        lora = (args.lora_rank, targets)
+    if args.method != "full":
+        # PEFT's own default for the checkpoint's model_type, or its refusal (peft_defaults)
+        targets = args.lora_targets or peft_default_targets(fields.get("model_type"))
+        lora = (args.lora_rank, targets) if trace.peft_available() else None
     try:
         return model_source.traced(fields, args.batch, seq, element, args.attention, lora)
     except ConfigError:
@@ -254,6 +264,7 @@ def job_from_args(args: argparse.Namespace) -> Job:
         max_num_batched_tokens=args.max_num_batched_tokens,
         vllm_version=args.vllm_version,
         async_scheduling=not args.no_async_scheduling,
+        mamba_cache_mode=args.mamba_cache_mode,
         **_parallel(args),
         batch=args.batch,
         seq=seq,

@@ -12,7 +12,9 @@ from rigcheck.memory.architecture import (
 )
 from rigcheck.memory.checkpoint_formats import weights_bytes as checkpoint_weights_bytes
 from rigcheck.memory.errors import ConfigError
+from rigcheck.memory.hybrid_layers import MAMBA_CACHE_MODES
 from rigcheck.memory.hybrid_layers import activation_bytes as hybrid_activation_bytes
+from rigcheck.memory.hybrid_layers import check_engine as check_hybrid_engine
 from rigcheck.memory.hybrid_layers import check_parallel as check_hybrid_parallel
 from rigcheck.memory.hybrid_layers import weights_bytes as hybrid_weights_bytes
 from rigcheck.memory.inference import (
@@ -83,6 +85,7 @@ class Job:
     max_num_batched_tokens: int = VLLM_MAX_NUM_BATCHED_TOKENS  # vLLM: tokens a step may add
     vllm_version: str = VLLM_DEFAULT_VERSION  # whose KV accounting (vllm_kv)
     async_scheduling: bool = True  # vLLM's default: from 0.26, two batches in flight
+    mamba_cache_mode: str = "none"  # vLLM's; only "none" is modelled (hybrid_layers.check_engine)
     # The real model traced on the meta device (trace.Trace), None: the formulas alone.
     traced: object = None
     # Hybrid / chunked-attention layers read from config.json (hybrid_layers.HybridLayers): what
@@ -138,6 +141,7 @@ def _validate_combinations(job: Job) -> None:
         )
     if job.arch is None and job.inference and job.hybrid is not None:
         check_hybrid_parallel(job.hybrid, job.parallel, job.gpus)
+        check_hybrid_engine(job.hybrid, job.engine, job.mamba_cache_mode)
     else:
         check_parallel(job.arch, job.parallel, job.gpus)
     quantized = job.arch is not None and job.arch.checkpoint is not None
@@ -161,6 +165,8 @@ def _validate_combinations(job: Job) -> None:
             raise ConfigError("--block-size and --max-num-batched-tokens must be >= 1")
         if job.engine == "vllm":
             parse_version(job.vllm_version)
+        if job.mamba_cache_mode not in MAMBA_CACHE_MODES:
+            raise ConfigError(f"--mamba-cache-mode: one of {', '.join(MAMBA_CACHE_MODES)}")
         return
     fw.check_framework(job.framework, job.zero, job.offload_optimizer, job.offload_params)
 
@@ -227,7 +233,15 @@ def base_groups(job: Job) -> tuple[TensorGroup, ...]:
     if job.arch is None:
         traced = job.traced.parameters.groups if job.traced is not None else ()
         return traced or (TensorGroup("params", (job.params,), 1, "flat"),)
-    return rank_groups(tensor_groups(job.arch) + _untraced(job), job.arch, job.parallel)
+    groups = tensor_groups(job.arch) + _untraced(job)
+    return rank_groups(groups, job.arch, job.parallel, vocab_layout(job))
+
+
+def vocab_layout(job: Job) -> str:
+    """Whose padding and split of the vocabulary the job runs under (parallel.vocab_rows)."""
+    if job.inference:
+        return "vllm" if job.engine == "vllm" else "even"
+    return "megatron" if job.framework == "megatron" else "even"
 
 
 def _untraced(job: Job) -> tuple[TensorGroup, ...]:

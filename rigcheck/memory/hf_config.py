@@ -110,6 +110,7 @@ def from_hf_config(config: dict) -> Architecture:
     if not isinstance(config, dict):
         raise ConfigError("config.json must hold a JSON object")
     quantization = config.get("quantization_config")  # at the top, also for multimodal wrappers
+    outer_type = config.get("model_type")  # what PEFT keys its default LoRA targets by
     config = config.get("text_config") or config  # multimodal wrappers keep the LM inside
     family = config.get("model_type")
     if family not in _FAMILIES:
@@ -144,6 +145,7 @@ def from_hf_config(config: dict) -> Architecture:
             **_moe(config, layers),
             **_mla(config),
             attn_softcap=bool(config.get("attn_logit_softcapping")),
+            model_type=str(outer_type or family),
         )
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"config.json: {exc}") from None

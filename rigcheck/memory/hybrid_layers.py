@@ -303,6 +303,31 @@ def check_parallel(hy: HybridLayers, par, gpus: int) -> None:
         )
 
 
+# vLLM's --mamba-cache-mode (vllm/config/cache.py CacheConfig.mamba_cache_mode): "none" unless
+# prefix caching is on, which vLLM leaves off for hybrid models by default (engine/arg_utils.py
+# _set_default_args: "Disable prefix caching default for hybrid models"); with it on, "all"
+# (models that support it) or "align" keep Mamba states at block boundaries. Only "none" is
+# modelled.
+MAMBA_CACHE_MODES = ("none", "align", "all")
+
+
+def check_engine(hy: HybridLayers, engine: str, mamba_cache_mode: str) -> None:
+    """What the figures would get wrong for these layers on this engine: refused in one line."""
+    if hy.mamba_layers and mamba_cache_mode != "none":
+        raise ConfigError(
+            f"--mamba-cache-mode {mamba_cache_mode}: vLLM's prefix-caching Mamba states (kept at "
+            "block boundaries) are not modelled; rigcheck answers for none, vLLM's default for "
+            "hybrid models (prefix caching off)"
+        )
+    if engine == "hf" and hy.quantization == "mxfp4":
+        raise ConfigError(
+            "--engine hf with an MXFP4 checkpoint is not modelled: transformers keeps the experts "
+            "in MXFP4 only with triton >= 3.4 and the kernels package on a GPU of compute "
+            "capability >= 7.5, else dequantizes them to bf16 (quantizers/quantizer_mxfp4.py); "
+            "--engine vllm is modelled"
+        )
+
+
 def per_gpu(hy: HybridLayers, pp: int) -> tuple[int, int, int, int]:
     """(full, chunked, mamba, sliding) layers on the most loaded pipeline stage."""
     counts = (hy.full_layers, hy.chunked_layers, hy.mamba_layers, hy.sliding_layers)

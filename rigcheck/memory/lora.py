@@ -22,6 +22,7 @@ tests/memory/test_real_lora.py.
 from rigcheck.memory.architecture import ATTENTION_LINEARS, Architecture, Linear, TensorGroup
 from rigcheck.memory.architecture import linears as layer_linears
 from rigcheck.memory.errors import ConfigError
+from rigcheck.memory.peft_defaults import peft_default_targets
 
 ALL_LINEAR = "all-linear"
 # Hugging Face module names for the canonical ones (Llama/Mistral/Qwen; GPT-2's fused c_attn,
@@ -45,8 +46,14 @@ ALIASES = {
 
 
 def default_targets(arch: Architecture) -> tuple[str, ...]:
-    """PEFT's default target modules: q and v projections (GPT-2: the fused c_attn)."""
-    return ("qkv",) if arch.fused_qkv else ("q", "v")
+    """PEFT's default target modules for the model's type (Llama, Mistral, Qwen2/3, Gemma: q and
+    v; GPT-2: the fused c_attn), as matrix names; a ConfigError where PEFT has none."""
+    try:
+        modules = peft_default_targets(arch.model_type)
+    except ConfigError as exc:  # name the matrices this model has
+        names = ", ".join(m.name for m in layer_linears(arch))
+        raise ConfigError(f"{exc}; this model's matrices: {names}") from None
+    return tuple(ALIASES.get(m, m) for m in modules)
 
 
 def parse_targets(text: str) -> str | tuple[str, ...]:

@@ -2,14 +2,15 @@
 parallelism, and the rules that make a layout legal.
 
 Tensor parallelism (Megatron-LM's column/row split, as vLLM and SGLang do it) splits q and the MLP
-columns, the output rows, and the vocabulary of the embedding and lm_head; norms and row-parallel
-biases stay whole. K and V are split by KV head, and when tp exceeds the KV heads each GPU keeps
-one whole KV head (vLLM model_executor/layers/linear.py QKVParallelLinear: num_kv_head_replicas =
-tp // total_num_kv_heads), so tp must divide the attention heads and either divide or be a multiple
-of the KV heads. Pipeline parallelism gives each stage ceil(layers/pp) layers; the heaviest GPU is
-the first stage (embedding) or the last (final norm and lm_head; with tied embeddings Megatron keeps
-a copy of the embedding there). Expert parallelism gives each GPU experts/ep whole experts, each
-split by tp too (Megatron-core's expert_tensor_parallel_size defaults to tp).
+columns, the output rows, and the vocabulary of the embedding and lm_head (by the engine's own
+padding: vocab_rows); norms and row-parallel biases stay whole. K and V are split by KV head, and
+when tp exceeds the KV heads each GPU keeps one whole KV head (vLLM model_executor/layers/linear.py
+QKVParallelLinear: num_kv_head_replicas = tp // total_num_kv_heads), so tp must divide the attention
+heads and either divide or be a multiple of the KV heads. Pipeline parallelism gives each stage
+ceil(layers/pp) layers; the heaviest GPU is the first stage (embedding) or the last (final norm and
+lm_head; with tied embeddings Megatron keeps a copy of the embedding there). Expert parallelism
+gives each GPU experts/ep whole experts, each split by tp too (Megatron-core's
+expert_tensor_parallel_size defaults to tp).
 """
 
 from dataclasses import dataclass, replace
@@ -91,12 +92,46 @@ def _matrix(name: str) -> str:
     return parts[-2] if parts[-1] in ("weight", "bias") else parts[-1]
 
 
-def _split(g: TensorGroup, arch: Architecture, tp: int) -> TensorGroup:
-    """One GPU's slice of a tensor group under tensor parallelism tp."""
+# The embedding's and lm_head's rows one tensor-parallel rank holds, by whose layout:
+# - vllm: VocabParallelEmbedding and ParallelLMHead pad the vocabulary to a multiple of 64
+#   (DEFAULT_VOCAB_PADDING_SIZE, pad_vocab_size), also at tp 1, and give each rank padded / tp,
+#   refusing a tp that does not divide it (divide()): vllm/model_executor/layers/
+#   vocab_parallel_embedding.py, vllm-project/vllm at 7f5d141a.
+# - megatron: the vocabulary padded to a multiple of make_vocab_size_divisible_by (default 128)
+#   x tp, each rank padded / tp (Megatron-LM megatron/training/tokenizer/tokenizer.py
+#   _vocab_size_with_padding; VocabParallelEmbedding and the ColumnParallelLinear output layer).
+# - even: ceil(vocab / tp) on the most loaded rank, nothing padded. transformers 5.23's tp_plan
+#   (--engine hf, hf-trainer) shards embed_tokens on the vocabulary (embedding_rowwise, added by
+#   distributed/mixin.py init_parallel_plans; 4.x left it replicated) and lm_head by
+#   colwise_gather_output, both DTensor Shard(0) (torch.chunk's split). DeepSpeed AutoTP slices the
+#   embedding's hidden dimension and lm_head's input (module_inject/auto_tp.py _slice_embedding,
+#   LmHeadLinearAllreduce, 0.19.8): the same 1/tp share while tp divides the hidden size, as the
+#   attention heads already require. FSDP with torch's TP takes the user's plan (torchtitan's
+#   shards tok_embeddings and output on the vocabulary).
+VOCAB_PADDING = {"vllm": 64, "megatron": 128}
+
+
+def vocab_rows(vocab: int, tp: int, layout: str = "even") -> int:
+    """Rows of the embedding (and of lm_head) on one tensor-parallel rank (see above)."""
+    if layout not in VOCAB_PADDING:
+        return ceil_div(vocab, tp)
+    multiple = VOCAB_PADDING[layout] * (tp if layout == "megatron" else 1)
+    padded = ceil_div(vocab, multiple) * multiple
+    if padded % tp:
+        raise ConfigError(
+            f"vLLM pads the {vocab:,}-token vocabulary to {padded:,} rows, which --tp {tp} does "
+            "not divide: vLLM refuses it (try a power of two)"
+        )
+    return padded // tp
+
+
+def _split(g: TensorGroup, arch: Architecture, tp: int, vocab: str = "even") -> TensorGroup:
+    """One GPU's slice of a tensor group under tensor parallelism tp; `vocab`: whose layout of
+    the embedding and lm_head (vocab_rows)."""
+    if g.role in ("embedding", "lm_head"):
+        return replace(g, shape=(vocab_rows(g.shape[0], tp, vocab), *g.shape[1:]))
     if tp == 1 or g.role in ("norm", "position", "router", "flat"):
         return g
-    if g.role in ("embedding", "lm_head"):
-        return replace(g, shape=(ceil_div(g.shape[0], tp), *g.shape[1:]))
     m, out = _matrix(g.name), g.shape[0]
     if m in ("k", "v"):
         out = kv_heads_per_gpu(arch, tp) * arch.dim
@@ -124,8 +159,10 @@ def _stage(groups: list[TensorGroup], arch: Architecture, pp: int) -> list[Tenso
     return max(first, last, key=lambda gs: sum(g.total for g in gs))
 
 
-def rank_groups(groups: tuple[TensorGroup, ...], arch: Architecture, par: Parallel) -> tuple:
-    """The tensor groups the most loaded GPU holds."""
-    split = [_split(g, arch, par.tp) for g in groups]
+def rank_groups(
+    groups: tuple[TensorGroup, ...], arch: Architecture, par: Parallel, vocab: str = "even"
+) -> tuple:
+    """The tensor groups the most loaded GPU holds; `vocab`: whose embedding layout."""
+    split = [_split(g, arch, par.tp, vocab) for g in groups]
     split = [replace(g, count=g.count // par.ep) if g.role == "expert" else g for g in split]
     return tuple(_stage(split, arch, par.pp))

@@ -14,14 +14,14 @@ from rigcheck.memory.hf_config import from_hf_config
 def _llama(
     vocab: int, hidden: int, layers: int, heads: int, kv: int, mlp: int, **kw
 ) -> Architecture:
-    return Architecture(vocab, hidden, layers, heads, kv, mlp, **kw)
+    return Architecture(vocab, hidden, layers, heads, kv, mlp, **{"model_type": "llama", **kw})
 
 
 def _gpt2(hidden: int, layers: int, heads: int) -> Architecture:
     return Architecture(
         vocab=50257, hidden=hidden, layers=layers, heads=heads, kv_heads=heads,
         mlp_width=4 * hidden, gated_mlp=False, tied_embeddings=True, norm="layer", bias="all",
-        positions=1024, fused_qkv=True, dropout=True, max_positions=1024,
+        positions=1024, fused_qkv=True, dropout=True, max_positions=1024, model_type="gpt2",
     )  # fmt: skip
 
 
@@ -48,7 +48,16 @@ PRESETS: dict[str, Architecture] = {
     "gpt2": _gpt2(768, 12, 12),
     "gpt2-medium": _gpt2(1024, 24, 16),
     "qwen2.5-0.5b": _llama(
-        151936, 896, 24, 14, 2, 4864, tied_embeddings=True, bias="qkv", max_positions=32768
+        151936,
+        896,
+        24,
+        14,
+        2,
+        4864,
+        tied_embeddings=True,
+        bias="qkv",
+        max_positions=32768,
+        model_type="qwen2",
     ),
     "tinyllama-1.1b": _llama(32000, 2048, 22, 32, 4, 5632, max_positions=2048),
     "llama-3.2-1b": _llama(
@@ -61,7 +70,16 @@ PRESETS: dict[str, Architecture] = {
     "llama-3-70b": _llama(128256, 8192, 80, 64, 8, 28672, max_positions=8192),
     # v0.1: a 4096-token sliding window on every layer
     "mistral-7b": _llama(
-        32000, 4096, 32, 32, 8, 14336, max_positions=32768, sliding_window=4096, sliding_layers=32
+        32000,
+        4096,
+        32,
+        32,
+        8,
+        14336,
+        max_positions=32768,
+        sliding_window=4096,
+        sliding_layers=32,
+        model_type="mistral",
     ),
 }
 

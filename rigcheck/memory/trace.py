@@ -309,10 +309,10 @@ class Trace:
 def _peft_targets(targets: str | tuple[str, ...]) -> str | list[str]:
     """rigcheck's matrix names as the module names PEFT matches (q -> q_proj, kv_a ->
     kv_a_proj_with_mqa); all-linear as is."""
-    from rigcheck.memory.lora import ALIASES, ALL_LINEAR
+    from rigcheck.memory.lora import ALIASES
 
-    if targets == ALL_LINEAR:
-        return ALL_LINEAR
+    if isinstance(targets, str):  # all-linear, or PEFT's own default as a regular expression
+        return targets
     names = {short: module for module, short in ALIASES.items()}
     return [names.get(t, t) for t in targets]
 

@@ -30,7 +30,8 @@ What changed between versions (each rule with the code it was read from):
 The same rules serve the trace-only families read by hybrid_layers (gpt-oss's sliding layers).
 
 Mamba layers (MambaSpec, kv_cache_interface.py at 001cabc1): one page of conv + ssm state per
-request and layer in mamba_cache_mode "none" (two in "align"), the page padded to the attention
+request and layer in mamba_cache_mode "none" (align and all, with prefix caching, are refused:
+hybrid_layers.check_engine), the page padded to the attention
 page, whose block is raised until it holds one Mamba state (hybrid_block). The state shapes per
 family: hybrid_layers.
 """
@@ -151,9 +152,9 @@ def hybrid_block(attention_token_bytes: int, mamba_page: int, block: int) -> int
     return max(block, needed)
 
 
-# MambaSpec.max_memory_usage_bytes pages per request and layer, by mamba_cache_mode
-# (kv_cache_interface.py at 001cabc1; CacheConfig's default "none": prefix caching off).
-MAMBA_PAGES = {"none": 1, "align": 2}
+# MambaSpec.max_memory_usage_bytes pages per request and layer in mamba_cache_mode "none"
+# (kv_cache_interface.py at 001cabc1; the default for hybrid models: prefix caching off).
+MAMBA_PAGES = {"none": 1}
 
 
 def capacity(lay: Layout, available: int, max_model_len: int, version: str) -> dict:

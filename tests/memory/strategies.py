@@ -5,6 +5,7 @@ from hypothesis import strategies as st
 from rigcheck.memory.activations import ATTENTION, RECOMPUTE, ActivationConfig
 from rigcheck.memory.architecture import BIASES, NORMS, Architecture, TensorGroup
 from rigcheck.memory.estimate import Job
+from rigcheck.memory.lora import ALL_LINEAR as ALL
 from rigcheck.memory.optimizers import OPTIMIZERS
 from rigcheck.memory.precision import PRECISIONS
 from rigcheck.memory.presets import PRESETS
@@ -93,7 +94,8 @@ def jobs(draw: st.DrawFn) -> Job:
         arch=arch,
         method=method,
         lora_rank=draw(st.integers(1, 256)),
-        lora_targets=draw(st.sampled_from((None, "all-linear"))),
+        # a drawn shape has no model_type, so no PEFT default: q and v (GPT-2's fused c_attn)
+        lora_targets=draw(st.sampled_from((("qkv",) if arch.fused_qkv else ("q", "v"), ALL))),
         double_quant=method == "qlora" and draw(st.booleans()),
         precision=draw(precisions),
         optimizer=draw(optimizers),

@@ -99,7 +99,9 @@ HELP = {
     "--params": ("parameter count, e.g. 7B", None),
     "--lora-rank": ("default 8 (PEFT)", "R"),
     "--lora-targets": (
-        "matrices to adapt: q,k,v,o,gate,up,down (or q_proj,...); default q,v (PEFT)",
+        "matrices to adapt: q,k,v,o,gate,up,down (or q_proj,...); default: PEFT's for the "
+        "model type (q,v for Llama, Mistral, Qwen2/3, Gemma; GPT-2's c_attn), refused where PEFT "
+        "has none",
         "LIST|all-linear",
     ),
     "--double-quant": ("qlora: NF4 double quantization", None),
@@ -133,6 +135,11 @@ HELP = {
     "--inference": ("weights + KV cache, no training", None),
     "--kv-dtype": ("default: the weights' dtype", None),
     "--engine": ("inference (default vllm)", None),
+    "--mamba-cache-mode": (
+        "vLLM, hybrid models: none (default; prefix caching off) is modelled, align and all are "
+        "refused",
+        None,
+    ),
     "--gpu-memory-utilization": (
         "vLLM: the share of the device the engine may use (default 0.92)",
         "F",
@@ -180,7 +187,7 @@ def test_a_job_s_defaults_are_recorded_as_given(capsys) -> None:
         "attention": "flash", "inference": False, "kv_dtype": None, "engine": "vllm",
         "gpu_memory_utilization": 0.92, "block_size": 16, "overhead": DEFAULT_OVERHEAD_BYTES,
         "max_num_batched_tokens": 8192, "vllm_version": "0.33", "no_async_scheduling": False,
-        "device": None, "vram": 80 * GiB,
+        "mamba_cache_mode": "none", "device": None, "vram": 80 * GiB,
     }  # fmt: skip
     assert report["overhead_bytes"] == DEFAULT_OVERHEAD_BYTES == GiB
 

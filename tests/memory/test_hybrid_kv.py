@@ -377,3 +377,23 @@ def test_mxfp4_experts_are_4_25_bits_and_the_rest_at_the_working_precision():
     assert weights_bytes(mxfp4, total=1000, experts=641, element=2) == 341 + 359 * 2  # rounded up
     plain = from_config({**GPT_OSS_20B, "quantization_config": None})
     assert weights_bytes(plain, total=1000, experts=640, element=2) == 2000
+
+
+def test_mamba_prefix_caching_modes_are_refused_not_answered() -> None:
+    """vLLM keeps Mamba states at block boundaries with prefix caching on (mamba_cache_mode align
+    or all); only none, its default for hybrid models, is modelled. Layers without Mamba state
+    cache the same in every mode."""
+    for mode in ("align", "all"):
+        with pytest.raises(ConfigError, match=f"--mamba-cache-mode {mode}: .* not modelled"):
+            estimate(job(FALCON_H1_7B, 4096, mamba_cache_mode=mode))
+    assert estimate(job(FALCON_H1_7B, 4096)).kv_cache_bytes > 0
+    assert estimate(job(OLMO2_7B, 4096, mamba_cache_mode="align")) == estimate(job(OLMO2_7B, 4096))
+
+
+def test_mxfp4_under_transformers_is_refused_not_counted_at_4_25_bits() -> None:
+    """transformers 5.23 keeps MXFP4 only with triton and kernels on a capable GPU, else
+    dequantizes to bf16 (quantizers/quantizer_mxfp4.py validate_environment)."""
+    with pytest.raises(ConfigError, match="--engine hf with an MXFP4 checkpoint is not modelled"):
+        estimate(job(GPT_OSS_20B, 4096, engine="hf"))
+    plain = estimate(job({**GPT_OSS_20B, "quantization_config": None}, 4096, engine="hf"))
+    assert plain.weights_bytes == 7_000_000_000 * BF16

@@ -69,6 +69,7 @@ def same_model_jobs(draw: st.DrawFn) -> Job:
         precision=draw(st.sampled_from(("fp32", "bf16", "bf16-mixed"))),
         optimizer=draw(st.sampled_from(("adamw", "sgd", "adamw-8bit", "adafactor"))),
         method=draw(st.sampled_from(("full", "qlora"))),
+        lora_targets=("qkv",) if arch.fused_qkv else ("q", "v"),  # a drawn shape: no model_type
         batch=draw(st.integers(1, 16)),
         seq=draw(st.integers(1, 4096)),
         attention=draw(st.sampled_from(("eager", "flash"))),

@@ -278,6 +278,18 @@ def test_fit_inference_answers_for_hybrid_and_chunked_families(capsys, tmp_path,
         assert "1 sliding-window layers (8-token window)" in report["convention"]
 
 
+def test_what_is_not_modelled_is_one_line_not_a_figure(capsys, tmp_path) -> None:
+    """vLLM's prefix-caching Mamba modes, and gpt-oss's MXFP4 experts under transformers (kept
+    or dequantized to bf16 by the machine's triton and kernels): refused, exit 2."""
+    falcon = FAMILIES["falcon_h1"][0]
+    status, text = _fit(capsys, tmp_path, falcon, "--inference", "--mamba-cache-mode", "align")
+    assert status == 2 and len(text.strip().splitlines()) == 1
+    assert "--mamba-cache-mode align: vLLM's prefix-caching Mamba states" in text
+    mxfp4 = dict(FAMILIES["gpt_oss"][0], quantization_config={"quant_method": "mxfp4"})
+    status, text = _fit(capsys, tmp_path, mxfp4, "--inference", "--engine", "hf")
+    assert status == 2 and "--engine hf with an MXFP4 checkpoint is not modelled" in text
+
+
 needs_peft = pytest.mark.skipif(not trace.peft_available(), reason="peft is not installed")
 
 
@@ -298,7 +310,8 @@ def test_lora_on_a_family_only_the_trace_knows(capsys, tmp_path) -> None:
     _, report = _fit(capsys, tmp_path, config, "--json", "--method", "lora",
                      "--lora-targets", "all-linear")  # fmt: skip
     assert report["trainable_params"] == trace.lora_trainable(config, 8, "all-linear") > 0
-    status, text = _fit(capsys, tmp_path, config, "--method", "qlora", "--optimizer", "adafactor")
+    status, text = _fit(capsys, tmp_path, config, "--method", "qlora", "--optimizer", "adafactor",
+                        "--lora-targets", "all-linear")  # fmt: skip
     assert status == 2 and "needs the tensor shapes" in text  # Adafactor's factored matrices
 
 

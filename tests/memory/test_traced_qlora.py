@@ -69,7 +69,7 @@ def test_fit_qlora_on_a_traced_family(capsys, tmp_path) -> None:
     path = tmp_path / "config.json"
     path.write_text(json.dumps(config))
     argv = ["fit", "--config", str(path), "--vram", "80GiB", "--seq", "64", "--json"]
-    assert main([*argv, "--method", "qlora"]) == 0
+    assert main([*argv, "--method", "qlora", "--lora-targets", "q,v"]) == 0  # PEFT has no default
     report = json.loads(capsys.readouterr().out)
     groups = trace.count_parameters(trace.build_meta(config), config).groups
     frozen = frozen_state(groups, precision("bf16"), nf4_bits(False), kbit_fp32=True)
