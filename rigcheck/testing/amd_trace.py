@@ -47,7 +47,7 @@ CHECKSUM = 0x2E3D4C5B6A7F
 COLLAPSED = {"clock": 59, "power": 157, "hotspot": 50}
 
 
-@dataclass
+@dataclass(frozen=True)
 class Fault:
     """One GPU's fault from `onset_s`: "thermal", "power_brake", "clock_collapse" or "ecc"."""
 

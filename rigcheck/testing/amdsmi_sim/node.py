@@ -250,6 +250,10 @@ class Node:
         self.fill(info.contents, device["power_info"])
         return SUCCESS
 
+    def _amdsmi_get_power_info_v2(self, device: dict, sensor: int, info: Any) -> int:
+        """ROCm 6.4's amdsmi_get_power_info calls this, with a sensor index (0: the socket)."""
+        return self._amdsmi_get_power_info(device, info) if sensor == 0 else NOT_SUPPORTED
+
     _amdsmi_get_gpu_bad_page_threshold = _scalar("bad_page_threshold")
     _amdsmi_gpu_xgmi_error_status = _scalar("xgmi_error")
     _amdsmi_get_gpu_pci_replay_counter = _scalar("pci_replay_counter")  # ROCm 6.0's API
