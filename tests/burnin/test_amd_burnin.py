@@ -152,7 +152,7 @@ def test_healthy_mi300x_trace_passes_the_burn_in_suite(judge_trace):
     """The packaged suites/burnin on the healthy trace, as `rigcheck check mi300x
     --burn-in-trace` runs them: nothing fails; Xid and NVRM checks skip (NVIDIA only)."""
     facts = f"--facts={ROOT_DIR}/fixtures/snapshots/mi300x.json"
-    result, cases = judge_trace(recorded(), facts, gpus=2, klass="mi300x")
+    _, cases = judge_trace(recorded(), facts, gpus=2, klass="mi300x")
     outcomes = {name: case.outcome for name, case in cases.items()}
     assert not [n for n, o in outcomes.items() if o in ("failed", "error")], outcomes
     assert outcomes["test_no_xid_events"] == outcomes["test_no_nvrm_fault_records"] == "skipped"
