@@ -157,3 +157,38 @@ def test_healthy_mi300x_trace_passes_the_burn_in_suite(judge_trace):
     assert not [n for n, o in outcomes.items() if o in ("failed", "error")], outcomes
     assert outcomes["test_no_xid_events"] == outcomes["test_no_nvrm_fault_records"] == "skipped"
     assert outcomes["test_no_thermal_or_power_brake_slowdown"] == "passed"
+
+
+def test_rocm_backend_matches_torch_gpus_to_amdsmi_by_bus(monkeypatch):
+    """record.py's ROCm backend on a ROCm torch (faked: no GPU here) and the simulated
+    libamd_smi: each torch GPU gets the amdsmi handle at its bus id, its limits and counters."""
+    from rigcheck.burnin import record
+    from rigcheck.facts.amd import smi
+    from rigcheck.testing.amdsmi_sim import import_amdsmi
+    from rigcheck.testing.amdsmi_sim.node import Node
+    from rigcheck.testing.amdsmi_sim.profiles import load_profile
+
+    buses = ["0000:2a:00.0", "0000:18:00.0"]  # amdsmi lists them out of bus order
+    module = import_amdsmi(
+        Node([{**load_profile("mi300x_8gpu")["device"], "bdf": b} for b in buses])
+    )
+    monkeypatch.setattr(smi, "load_amdsmi", lambda: module)
+    props = [
+        types.SimpleNamespace(pci_domain_id=0, pci_bus_id=bus, pci_device_id=0)
+        for bus in (0x18, 0x2A)
+    ]
+    torch = types.SimpleNamespace(
+        __version__="2.5.1",
+        version=types.SimpleNamespace(cuda=None, hip="6.3.42131"),
+        device=lambda kind, i: (kind, i),
+        cuda=types.SimpleNamespace(
+            device_count=lambda: 2,
+            get_device_properties=lambda i: props[i],
+            get_device_name=lambda i: "AMD Instinct MI300X",
+        ),
+    )
+    backend = record._rocm(torch)
+    assert [e["bus_id"] for e in backend.entries] == ["0000:18:00.0", "0000:2a:00.0"]
+    assert backend.entries[0]["limits"]["power_limit_w"] == 750
+    assert backend.entries[1]["counters_before"]["ecc_uncorrected"] == 0
+    assert backend.readers[0]()["power_w"] == 191 and backend.xid(0, 1)["error"]

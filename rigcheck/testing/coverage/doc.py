@@ -64,7 +64,13 @@ Where the nodes come from:
   idle facts; the quick tier cannot see it, and does not count it.
 - **acceptance tier**: the standard tier's node plus a burn-in trace, judged by the real reader
   (`--burn-in-trace`). cpu replays the trace recorded on the CI machine
-  (fixtures/burnin/cpu-ci.json). No GPU trace has been recorded: a GPU node's trace is the
+  (fixtures/burnin/cpu-ci.json). An MI300X node's trace is read by rigcheck's AMD sampler
+  through the real amdsmi over the simulated libamd_smi (rigcheck/testing/coverage/amd_burnin.py):
+  its idle answers, limits and the clock collapse (ROCm/legacy-rocm-build#4414: 59 MHz under
+  full load) are public MI300X outputs, its load timeline is synthetic (no MI300X GEMM recording
+  was found), and its faults (thermal onset, a power brake, that clock collapse, ECC errors) are
+  answered by libamd_smi from their onset. No NVIDIA GPU trace has been recorded: an NVIDIA
+  node's trace is the
   project's synthetic H100 trace (rigcheck/testing/synthetic_trace.py, invented figures) fitted to
   the node (its GPUs, bus ids, clock ceiling, power limit and slowdown temperature as its NVML
   answers them), one sample a second over 180 s. Faults whose onset falls during the run are
@@ -102,7 +108,7 @@ grows. Gaps the campaign found and that are now fixed:
 A third of the interruptions leave nothing on a node between jobs: software bugs (54),
 unplanned host maintenance (32), NCCL watchdog timeouts (7; their cause, if a machine, is
 another row), dependencies (2). Silent data corruption (6) shows only in a computation checked
-against a reference: the acceptance tier's burn-in on NVIDIA GPUs, no tier on an MI300X.
+against a reference: the acceptance tier's burn-in.
 Network switch, cable and NIC faults (42) show as RDMA ports down or slow, which the tiers judge
 only with a fabric file (`--fabric`); this campaign does not give one yet. SSD, CPU and host
 memory faults (7) are not read by rigcheck. Faults that appear only inside a job are for
@@ -111,10 +117,10 @@ memory faults (7) are not read by rigcheck. Faults that appear only inside a job
 ## Limits of this campaign
 
 Not modelled yet: fabric causes, the torchrun collective job (see the acceptance tier above),
-and the acceptance tier on an MI300X (not measurable here: its row says why). Healthy variation
-comes from one real capture per class (8 GPUs for h100 and b200, 1 for A100 40GB), so it is
-narrow. The time per node is rigcheck judging a replayed snapshot on a 2-core machine shared
-with other jobs; a live run adds the probes' and kernels' time.
+an AMD GPU lost under load (AMD logs no Xid). Healthy variation comes from one real capture per
+class (8 GPUs for h100 and b200, 1 for A100 40GB), so it is narrow; the MI300X burn-in's load
+timeline is synthetic. The time per node is rigcheck judging a replayed snapshot on a 2-core
+machine shared with other jobs; a live run adds the probes' and kernels' time.
 
 The standard tier's false fails on an 8-GPU node come from the spread checks: the CI VM's
 recorded copy repeats run from 0.90 to 1.14 times their median, so one of eight GPUs often
