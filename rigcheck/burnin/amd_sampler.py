@@ -22,6 +22,7 @@ from typing import Any
 from rigcheck.facts.amd import smi as amd_smi
 from rigcheck.facts.amd.smi_releases import watts
 
+NO_KERNEL_EVENTS = "AMD GPUs log no Xid or NVRM records (NVIDIA's driver only)"
 UNSET_16 = 0xFFFF  # amdsmi_power_info_t's "not reported" (amdsmi 7 prints it as "N/A")
 NO_VIOLATIONS = (
     "not available: this amdsmi has no amdsmi_get_violation_status (ROCm >= 6.3 has it); "

@@ -244,7 +244,7 @@ def _rocm(torch: Any) -> _Backend:
         }
         for i, h in enumerate(handles)
     ]
-    none = {"error": "AMD GPUs log no Xid or NVRM records (NVIDIA's driver only)"}
+    none = {"error": amd.NO_KERNEL_EVENTS}
     return _Backend(
         devices=[torch.device("cuda", i) for i in range(count)],
         entries=entries,

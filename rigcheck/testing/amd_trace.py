@@ -28,10 +28,10 @@ from typing import Any
 
 from rigcheck.burnin import amd_sampler as amd
 from rigcheck.burnin.sampler import _append
-from rigcheck.burnin.trace import KIND, SCHEMA_VERSION
 from rigcheck.testing.amdsmi_sim import import_amdsmi
 from rigcheck.testing.amdsmi_sim.node import Node
 from rigcheck.testing.amdsmi_sim.profiles import load_profile
+from rigcheck.testing.synthetic_trace import header
 
 NOTE = (
     "simulated: rigcheck's AMD reader through the real amdsmi over the simulated libamd_smi "
@@ -140,7 +140,7 @@ def record(
     timelines = [healthy(rng) for _ in buses]
     for f in faults:
         timelines[f.gpu] = _faulty(timelines[f.gpu], f)
-    gemm_end = duration_s * 5 / 6
+    gemm_end = duration_s * 5 / 6  # as header() splits the phases
     entries = [
         _entry(i, bus, smi, h) for i, (bus, h) in enumerate(zip(buses, handles, strict=True))
     ]
@@ -160,24 +160,11 @@ def record(
         entry.update(samples=column, counters_after=amd.counters(smi, h))
         entry.update(windows=_windows(column, gemm_end), memory_test=_memory_test())
     smi.amdsmi_shut_down()
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "kind": KIND,
-        "origin": {"kind": "synthetic", "note": NOTE},
-        "class": "mi300x",
-        "backend": "rocm",
-        "precision": "bf16",
-        "duration_s": duration_s,
-        "interval_s": interval_s,
-        "phases": [
-            {"name": "gemm", "start_s": 0.0, "end_s": gemm_end},
-            {"name": "memory", "start_s": gemm_end, "end_s": duration_s},
-        ],
-        "devices": entries,
-        "events": {"xid": {"error": "AMD GPUs log no Xid or NVRM records (NVIDIA's driver only)"},
-                   "nvrm": {"error": "AMD GPUs log no Xid or NVRM records (NVIDIA's driver only)"}},
-        "unavailable": amd.unavailable(smi),
-    }  # fmt: skip
+    trace = header("mi300x", "rocm", duration_s, interval_s, NOTE)
+    no_events = {"error": amd.NO_KERNEL_EVENTS}
+    trace.update(devices=entries, events={"xid": no_events, "nvrm": dict(no_events)},
+                 unavailable=amd.unavailable(smi))  # fmt: skip
+    return trace
 
 
 def _first_tick_after(ticks: list[float], onset: float) -> float:
