@@ -177,9 +177,11 @@ def test_rocm_backend_matches_torch_gpus_to_amdsmi_by_bus(monkeypatch):
         types.SimpleNamespace(pci_domain_id=0, pci_bus_id=bus, pci_device_id=0)
         for bus in (0x18, 0x2A)
     ]
+    deterministic = []
     torch = types.SimpleNamespace(
         __version__="2.5.1",
         version=types.SimpleNamespace(cuda=None, hip="6.3.42131"),
+        use_deterministic_algorithms=lambda on, warn_only: deterministic.append((on, warn_only)),
         device=lambda kind, i: (kind, i),
         cuda=types.SimpleNamespace(
             device_count=lambda: 2,
@@ -192,3 +194,4 @@ def test_rocm_backend_matches_torch_gpus_to_amdsmi_by_bus(monkeypatch):
     assert backend.entries[0]["limits"]["power_limit_w"] == 750
     assert backend.entries[1]["counters_before"]["ecc_uncorrected"] == 0
     assert backend.readers[0]()["power_w"] == 191 and backend.xid(0, 1)["error"]
+    assert deterministic == [(True, True)]  # rocBLAS without atomics: bit-identical repeats
