@@ -4,13 +4,14 @@ written into it the way the recorder would have seen them, with their onset duri
 
 A cpu node replays the trace the project recorded on its CI machine (fixtures/burnin/cpu-ci.json).
 An MI300X node's trace is read through the real amdsmi over the simulated libamd_smi
-(coverage/amd_burnin.py). No GPU trace has been recorded: an NVIDIA node's trace is the
-project's synthetic H100 trace (rigcheck/testing/synthetic_trace.py, invented figures, not read
-from a machine) fitted to the node: one device per GPU its facts list, at the node's bus ids,
-with the board's clock ceiling, power limit and slowdown temperature as the node's NVML answers
-them, its clocks and power scaled from the H100's to them. So the acceptance tier's burn-in
-false-fail rate here measures that synthetic trace (and the MI300X's synthetic load timeline),
-not a real node's variation; what the campaign measures is which check reads each fault's shape.
+(coverage/amd_burnin.py: public MI300X answers, a synthetic load timeline). For NVIDIA nodes:
+No GPU trace has been recorded: a GPU node's trace is the project's synthetic H100 trace
+(rigcheck/testing/synthetic_trace.py, invented figures, not read from a machine) fitted to the
+node: one device per GPU its facts list, at the node's bus ids, with the board's clock ceiling,
+power limit and slowdown temperature as the node's NVML answers them, its clocks and power scaled
+from the H100's to them. So the acceptance tier's burn-in false-fail rate here measures that
+synthetic trace, not a real node's variation; what the campaign measures is which check reads
+each fault's shape.
 """
 
 from __future__ import annotations

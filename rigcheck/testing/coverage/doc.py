@@ -64,13 +64,7 @@ Where the nodes come from:
   idle facts; the quick tier cannot see it, and does not count it.
 - **acceptance tier**: the standard tier's node plus a burn-in trace, judged by the real reader
   (`--burn-in-trace`). cpu replays the trace recorded on the CI machine
-  (fixtures/burnin/cpu-ci.json). An MI300X node's trace is read by rigcheck's AMD sampler
-  through the real amdsmi over the simulated libamd_smi (rigcheck/testing/coverage/amd_burnin.py):
-  its idle answers, limits and the clock collapse (ROCm/legacy-rocm-build#4414: 59 MHz under
-  full load) are public MI300X outputs, its load timeline is synthetic (no MI300X GEMM recording
-  was found), and its faults (thermal onset, a power brake, that clock collapse, ECC errors) are
-  answered by libamd_smi from their onset. No NVIDIA GPU trace has been recorded: an NVIDIA
-  node's trace is the
+  (fixtures/burnin/cpu-ci.json). No GPU trace has been recorded: a GPU node's trace is the
   project's synthetic H100 trace (rigcheck/testing/synthetic_trace.py, invented figures) fitted to
   the node (its GPUs, bus ids, clock ceiling, power limit and slowdown temperature as its NVML
   answers them), one sample a second over 180 s. Faults whose onset falls during the run are
@@ -83,6 +77,12 @@ Where the nodes come from:
   synthetic and exist only for 8x H100 and 8x L40S (fixtures/distributed), so a rank that hangs or
   lags in the collective is not measured here, and the collective checks are skipped, as a
   replayed run without `--collectives` skips them.
+- **mi300x's burn-in** (acceptance tier): not the H100 trace but one read by rigcheck's AMD
+  sampler through the real amdsmi over the simulated libamd_smi (coverage/amd_burnin.py): its
+  idle answers, limits and the clock collapse (ROCm/legacy-rocm-build#4414: 59 MHz under full
+  load) are public MI300X outputs, its load timeline is synthetic (no MI300X GEMM recording was
+  found), and its faults (thermal onset, a power brake, that clock collapse, ECC errors) are
+  answered by libamd_smi from their onset.
 
 Read the figures as: of the interruptions whose cause leaves a signature the tier can see, the
 share it catches, with a 95% Wilson interval per cause and the share-weighted interval (the
@@ -117,10 +117,10 @@ memory faults (7) are not read by rigcheck. Faults that appear only inside a job
 ## Limits of this campaign
 
 Not modelled yet: fabric causes, the torchrun collective job (see the acceptance tier above),
-an AMD GPU lost under load (AMD logs no Xid). Healthy variation comes from one real capture per
-class (8 GPUs for h100 and b200, 1 for A100 40GB), so it is narrow; the MI300X burn-in's load
-timeline is synthetic. The time per node is rigcheck judging a replayed snapshot on a 2-core
-machine shared with other jobs; a live run adds the probes' and kernels' time.
+an AMD GPU lost under load (AMD logs no Xid; the MI300X load is synthetic). Healthy variation
+comes from one real capture per class (8 GPUs for h100 and b200, 1 for A100 40GB), so it is
+narrow. The time per node is rigcheck judging a replayed snapshot on a 2-core machine shared
+with other jobs; a live run adds the probes' and kernels' time.
 
 The standard tier's false fails on an 8-GPU node come from the spread checks: the CI VM's
 recorded copy repeats run from 0.90 to 1.14 times their median, so one of eight GPUs often
