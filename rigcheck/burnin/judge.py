@@ -102,7 +102,8 @@ def series(
     if len(good) < len(picked) * (1 - MAX_NULL_FRACTION):
         raise CannotJudge(
             f"{label(device)}: {len(picked) - len(good)} of {len(picked)} {name} readings failed "
-            "or are not numbers; the sampler could not read the GPU (check `nvidia-smi -q`)"
+            "or are not numbers; the sampler could not read the GPU (check `nvidia-smi -q`, or "
+            "`amd-smi metric` on AMD GPUs)"
         )
     return good
 
