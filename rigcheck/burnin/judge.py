@@ -27,12 +27,25 @@ SLOWDOWN_REASONS = (
     "sw_thermal_slowdown",
     "hw_thermal_slowdown",
     "hw_power_brake_slowdown",
+    # AMD (amdsmi_get_violation_status, rigcheck/burnin/amd_sampler.py): processor hot, socket
+    # thermal (TVIOL), voltage regulator and HBM thermal. Its ppt_power (package power
+    # tracking, PVIOL) is an MI300X at its power cap under a dense GEMM, as sw_power_cap is.
+    "prochot",
+    "socket_thermal",
+    "vr_thermal",
+    "hbm_thermal",
 )
 WARMUP_S = 5.0  # boost and fans settle; never more than a tenth of the phase
 MAX_NULL_FRACTION = 0.5  # more failed readings than this and a series judges nothing
 COUNTERS = {
     "ecc": ("ecc_uncorrected", "ecc_corrected"),
     "remaps": ("remapped_rows_uncorrectable", "remapped_rows_correctable", "remap_pending"),
+    "pcie": ("pcie_replays",),
+}
+# AMD GPUs count deferred errors too and retire HBM pages where NVIDIA remaps rows (amdsmi).
+COUNTERS_ROCM = {
+    "ecc": ("ecc_uncorrected", "ecc_corrected", "ecc_deferred"),
+    "remaps": ("bad_pages_retired", "bad_pages_pending", "bad_pages_unreservable"),
     "pcie": ("pcie_replays",),
 }
 
@@ -89,7 +102,8 @@ def series(
     if len(good) < len(picked) * (1 - MAX_NULL_FRACTION):
         raise CannotJudge(
             f"{label(device)}: {len(picked) - len(good)} of {len(picked)} {name} readings failed "
-            "or are not numbers; the sampler could not read the GPU (check `nvidia-smi -q`)"
+            "or are not numbers; the sampler could not read the GPU (check `nvidia-smi -q`, or "
+            "`amd-smi metric` on AMD GPUs)"
         )
     return good
 
@@ -105,6 +119,8 @@ def slowdown(trace: dict[str, Any], limits: Limits) -> list[str]:
     for d in trace["devices"]:
         if "reasons" not in d["samples"]:
             reason = (trace.get("unavailable") or {}).get("reasons") or "not in the trace"
+            if trace["backend"] == "rocm" and reason != "not in the trace":
+                raise NotApplicable(f"{label(d)}: violation status not judged: {reason}")
             raise NotAvailable(f"{label(d)}: clock event reasons not recorded: {reason}")
         rows = list(zip(d["samples"]["t_s"], d["samples"]["reasons"], strict=True))
         if sum(not isinstance(r, list) for _, r in rows) > len(rows) * MAX_NULL_FRACTION:
@@ -174,7 +190,22 @@ def temperature(trace: dict[str, Any], limits: Limits) -> list[str]:
                 f"{label(d)}: {hottest:.0f} C at {t:.0f} s, limit {threshold - margin:.0f} C "
                 f"(slowdown threshold {threshold:.0f} C less {margin:g} C)"
             )
+        problems += _hbm_temperature(trace, d, margin)
     return problems
+
+
+def _hbm_temperature(trace: dict[str, Any], d: dict[str, Any], margin: float) -> list[str]:
+    """An AMD GPU's HBM sensor against its own CRITICAL limit, where the GPU reports both
+    (MI300X reports no HBM temperature: its HBM-thermal violation flag is judged instead)."""
+    threshold = d["limits"].get("hbm_slowdown_temp_c")
+    column = d["samples"].get("hbm_temperature_c") or []
+    if not is_number(threshold) or not any(is_number(v) for v in column):
+        return []
+    t, hottest = max(series(trace, d, "hbm_temperature_c"), key=lambda p: p[1])
+    if hottest < threshold - margin:
+        return []
+    return [f"{label(d)}: HBM {hottest:.0f} C at {t:.0f} s, limit {threshold - margin:.0f} C "
+            f"(its HBM slowdown threshold {threshold:.0f} C less {margin:g} C)"]  # fmt: skip
 
 
 def power(trace: dict[str, Any], limits: Limits) -> list[str]:
@@ -225,8 +256,9 @@ def counters(trace: dict[str, Any], limits: Limits, kind: str) -> list[str]:
     if allowed is None:
         raise NotApplicable(f"{limits.spec.name} has no error counters to judge")
     problems = []
+    names = (COUNTERS_ROCM if trace["backend"] == "rocm" else COUNTERS)[kind]
     for d in trace["devices"]:
-        for name in COUNTERS[kind]:
+        for name in names:
             before, after = (_counter(d, side, name) for side in ("before", "after"))
             if before is None and after is None:
                 continue  # NVML: not supported on this device (no row remapping before Ampere)
@@ -253,7 +285,7 @@ def _counter(device: dict[str, Any], side: str, name: str) -> int | None:
 def xid(trace: dict[str, Any], limits: Limits) -> list[str]:
     """Xid events in the kernel log during the burn-in (rigcheck.burnin.events reads them)."""
     allowed = limits.errors
-    if allowed is None:
+    if allowed is None or trace["backend"] == "rocm":
         raise NotApplicable(f"{limits.spec.name} has no Xid events (not an NVIDIA class)")
     events = trace["events"]["xid"]
     if isinstance(events, dict):
@@ -277,7 +309,7 @@ def nvrm(trace: dict[str, Any], limits: Limits) -> list[str]:
     """NVRM fault records during the burn-in (a GPU fallen off the bus, RmInitAdapter, GSP or
     GFW boot failures: rigcheck.burnin.nvrm_events reads them). Each is a machine fault: no
     allowance. A trace recorded before rigcheck read them cannot say there were none."""
-    if limits.errors is None:
+    if limits.errors is None or trace["backend"] == "rocm":
         raise NotApplicable(f"{limits.spec.name} has no NVRM records (not an NVIDIA class)")
     events = trace["events"].get("nvrm")
     if events is None:

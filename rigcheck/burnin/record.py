@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description="record a burn-in trace (rigcheck's --burn-in)")
     p.add_argument("--class", dest="klass", required=True)
-    p.add_argument("--backend", choices=["cuda", "cpu"], required=True)
+    p.add_argument("--backend", choices=["cuda", "rocm", "cpu"], required=True)
     p.add_argument("--precision", choices=["bf16", "fp16", "fp32"], required=True)
     p.add_argument("--duration", type=float, required=True, help="seconds")
     p.add_argument("--out", required=True)
@@ -57,7 +57,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def record(torch: Any, args: argparse.Namespace) -> dict[str, Any]:
-    backend = _cuda(torch) if args.backend == "cuda" else _host()
+    backends = {"cuda": _cuda, "rocm": _rocm}
+    backend = backends[args.backend](torch) if args.backend in backends else _host()
     rdma_before = sample_ports()  # a link that flaps under load shows in these (rigcheck/rdma)
     t0 = time.monotonic()
     wall0 = time.time()
@@ -171,6 +172,7 @@ def _cuda(torch: Any) -> _Backend:
     from rigcheck.burnin.nvrm_events import read_nvrm_events
     from rigcheck.burnin.sampler import nvml_reader
 
+    platform_matches(torch, "cuda")
     nvml.nvmlInit()
     count = torch.cuda.device_count()
     if count == 0:
@@ -195,6 +197,90 @@ def _cuda(torch: Any) -> _Backend:
         xid=read_xid_events,
         nvrm=read_nvrm_events,
     )
+
+
+# What a class's backend needs of the torch build: ROCm's torch drives AMD GPUs through the
+# torch.cuda API too, so only torch.version tells the two apart.
+BUILDS = {
+    "cuda": ("cuda", "a CUDA build of torch on an NVIDIA node", "NVIDIA"),
+    "rocm": ("hip", "a ROCm build of torch on an AMD node", "AMD"),
+}
+
+
+def platform_matches(torch: Any, backend: str) -> None:
+    """One line and exit 1 (SystemExit) when the torch build cannot drive the class's GPUs."""
+    attribute, needed, vendor = BUILDS[backend]
+    cuda, hip = (getattr(torch.version, a, None) for a in ("cuda", "hip"))
+    build = f"ROCm {hip}" if hip else f"CUDA {cuda}" if cuda else "CPU-only"
+    if not getattr(torch.version, attribute, None) or (backend == "cuda" and hip):
+        raise SystemExit(
+            f"rigcheck burn-in: this class's GPUs are {vendor} and torch {torch.__version__} is "
+            f"a {build} build: the burn-in needs {needed} (the machine's own torch)"
+        )
+
+
+def _rocm(torch: Any) -> _Backend:
+    """AMD GPUs: ROCm torch loads them (torch.cuda), amdsmi reads them, matched by bus id."""
+    from rigcheck.burnin import amd_sampler as amd
+    from rigcheck.facts.amd.smi import load_amdsmi
+
+    platform_matches(torch, "rocm")
+    # The GEMM checks compare bits: rocBLAS repeats a result bit for bit only with its atomics
+    # off (rocBLAS docs, "Bitwise Reproducibility": ROCm/rocBLAS#1460), which PyTorch's
+    # deterministic mode asks of every rocBLAS handle (pytorch/pytorch#48654); warn_only: an op
+    # without a deterministic kernel warns rather than stops the load.
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    smi = load_amdsmi()
+    smi.amdsmi_init()
+    count = torch.cuda.device_count()
+    if count == 0:
+        raise SystemExit("rigcheck burn-in: ROCm torch sees no GPU (check HIP_VISIBLE_DEVICES)")
+    by_bus = amd.handles_by_bus(smi)
+    buses = [_torch_bus(torch, i, sorted(by_bus), count) for i in range(count)]
+    handles = [by_bus[b] for b in buses]
+    entries = [
+        {
+            "id": f"gpu{i}",
+            "index": i,
+            "name": torch.cuda.get_device_name(i) or "unknown AMD GPU",
+            "bus_id": buses[i],
+            "limits": amd.limits(smi, h),
+            "counters_before": amd.counters(smi, h),
+        }
+        for i, h in enumerate(handles)
+    ]
+    none = {"error": amd.NO_KERNEL_EVENTS}
+    return _Backend(
+        devices=[torch.device("cuda", i) for i in range(count)],
+        entries=entries,
+        readers=[amd.amd_reader(smi, h) for h in handles],
+        counters=lambda i: amd.counters(smi, handles[i]),
+        unavailable=amd.unavailable(smi),
+        xid=lambda start, end: dict(none),
+        nvrm=lambda start, end: dict(none),
+    )
+
+
+def _torch_bus(torch: Any, i: int, amdsmi_buses: list[str], count: int) -> str:
+    """The bus id of torch's GPU i, as amdsmi lists it: torch's own where it gives one, else
+    amdsmi's i-th in bus order (ROCm numbers GPUs in PCI bus order when none is hidden)."""
+    from rigcheck.measure.device import _torch_bus_id
+
+    bus = _torch_bus_id(torch.cuda.get_device_properties(i))
+    if bus is not None and bus.lower() in amdsmi_buses:
+        return bus.lower()
+    if bus is None and count == len(amdsmi_buses) and not _hidden():
+        return amdsmi_buses[i]
+    raise SystemExit(
+        f"rigcheck burn-in: torch's GPU {i} ({bus or 'no PCI bus id'}) is not among the GPUs "
+        f"amdsmi lists ({', '.join(amdsmi_buses)}); unset HIP_VISIBLE_DEVICES / "
+        "ROCR_VISIBLE_DEVICES (a burn-in loads every GPU of the node)"
+    )
+
+
+def _hidden() -> bool:
+    return any(os.environ.get(k) for k in ("HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES",
+                                             "CUDA_VISIBLE_DEVICES"))  # fmt: skip
 
 
 def _nvml_handle(nvml: Any, torch: Any, i: int) -> Any:

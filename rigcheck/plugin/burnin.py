@@ -26,6 +26,8 @@ MARKER = "burn_in"
 STARTUP_S = 90.0  # beyond the duration: the child's torch import, CUDA start, a hung GPU's grace
 TIMING = pytest.StashKey[dict]()
 GIVEN_TRACE = pytest.StashKey[dict]()  # --burn-in-trace's trace, read once at configure time
+# (backend, vendor) the recorder can load and read: CUDA torch + NVML, ROCm torch + amdsmi, psutil
+SUPPORTED = {("cuda", "nvidia"), ("rocm", "amd"), ("cpu", "none")}
 
 
 def _duration(text: str) -> float:
@@ -132,10 +134,11 @@ def _record(config: pytest.Config, spec, limits: Limits, out: Path) -> dict[str,
             "facts are replayed from a file: a live burn-in would load this machine, not the "
             "recorded one. Pass --burn-in-trace=FILE to judge a recorded burn-in"
         )
-    if spec.backend not in ("cuda", "cpu") or spec.vendor not in ("nvidia", "none"):
+    if (spec.backend, spec.vendor) not in SUPPORTED:
         raise BurnInError(
-            f"{spec.name} ({spec.title}): the burn-in load and telemetry exist for NVIDIA GPUs "
-            f"and CPU hosts; {spec.vendor} {spec.backend} devices are not supported yet"
+            f"{spec.name} ({spec.title}): the burn-in load and telemetry exist for NVIDIA GPUs, "
+            f"AMD GPUs (ROCm) and CPU hosts; {spec.vendor} {spec.backend} devices are not "
+            "supported yet"
         )
     duration = config.getoption("--burn-in")
     command = [
@@ -162,7 +165,8 @@ def _record(config: pytest.Config, spec, limits: Limits, out: Path) -> dict[str,
     except subprocess.TimeoutExpired:
         raise BurnInError(
             f"the burn-in did not finish in {duration + STARTUP_S:.0f} s: a hung kernel or a "
-            "GPU that stopped answering; check `nvidia-smi` and the kernel log for Xid errors"
+            "GPU that stopped answering; check `nvidia-smi` (`amd-smi` on AMD GPUs) and the "
+            "kernel log"
         ) from None
     config.stash[TIMING].update(
         duration_s=duration, started=started, recorded_s=time.monotonic() - started

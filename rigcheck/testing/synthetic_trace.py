@@ -33,13 +33,25 @@ BUS_IDS = ["0000:18:00.0", "0000:2a:00.0", "0000:3a:00.0", "0000:5d:00.0"]
 def good_trace(gpus: int = 4, duration_s: float = 180.0, interval_s: float = 0.2) -> dict:
     """A healthy node: capped at its power limit, cool, steady, every checksum the same."""
     rng = random.Random(13)
+    trace = header("h100", "cuda", duration_s, interval_s, NOTE)
+    gemm_end = trace["phases"][0]["end_s"]
+    trace.update(
+        devices=[_device(i, rng, duration_s, interval_s, gemm_end) for i in range(gpus)],
+        events={"xid": [], "nvrm": []},
+        rdma_counters={"before": _rdma_sample(0.0), "after": _rdma_sample(duration_s)},
+    )
+    return trace
+
+
+def header(cls: str, backend: str, duration_s: float, interval_s: float, note: str) -> dict:
+    """A synthetic trace's fields but its devices and events: five sixths GEMM, then memory."""
     gemm_end = duration_s * 5 / 6
-    trace = {
+    return {
         "schema_version": SCHEMA_VERSION,
         "kind": KIND,
-        "origin": {"kind": "synthetic", "note": NOTE},
-        "class": "h100",
-        "backend": "cuda",
+        "origin": {"kind": "synthetic", "note": note},
+        "class": cls,
+        "backend": backend,
         "precision": "bf16",
         "duration_s": duration_s,
         "interval_s": interval_s,
@@ -47,11 +59,7 @@ def good_trace(gpus: int = 4, duration_s: float = 180.0, interval_s: float = 0.2
             {"name": "gemm", "start_s": 0.0, "end_s": gemm_end},
             {"name": "memory", "start_s": gemm_end, "end_s": duration_s},
         ],
-        "devices": [_device(i, rng, duration_s, interval_s, gemm_end) for i in range(gpus)],
-        "events": {"xid": [], "nvrm": []},
-        "rdma_counters": {"before": _rdma_sample(0.0), "after": _rdma_sample(duration_s)},
     }
-    return trace
 
 
 def _rdma_sample(t: float) -> dict:

@@ -19,7 +19,8 @@ def test_every_device_loaded(request, burn_in_trace, facts):
         judged(burn_in_trace, judge.devices_loaded, expected),
         "not every device ran the load",
         "A device that errors or is missing under load cannot be trusted with a job: check "
-        "`nvidia-smi` and the kernel log (`dmesg | grep -i xid`).",
+        "`nvidia-smi` (`amd-smi` on AMD GPUs) and the kernel log (`dmesg | grep -i xid`, "
+        "`dmesg | grep amdgpu`).",
     )
 
 
@@ -36,8 +37,8 @@ def test_sustained_clock_above_class_floor(burn_in_trace, burn_in_limits):
     report(
         judged(burn_in_trace, judge.clock_floor, burn_in_limits),
         "the sustained clock under load is below the class's floor",
-        "Look at `nvidia-smi -q -d PERFORMANCE,CLOCK` during load: a locked application clock, "
-        "a power cap or throttling holds it down.",
+        "Look at `nvidia-smi -q -d PERFORMANCE,CLOCK` (`amd-smi metric --clock`) during load: a "
+        "locked application clock, a power cap or throttling holds it down.",
     )
 
 
@@ -46,7 +47,7 @@ def test_clock_close_to_node_median(burn_in_trace, burn_in_limits):
         judged(burn_in_trace, judge.clock_spread, burn_in_limits),
         "a GPU runs slower than the others under the same load",
         "Every job on this node waits for its slowest GPU: compare its cooling, power limit "
-        "(`nvidia-smi -q -d POWER`) and VBIOS with the others.",
+        "(`nvidia-smi -q -d POWER`, `amd-smi static --limit`) and VBIOS with the others.",
     )
 
 
@@ -75,8 +76,8 @@ def test_power_reaches_fraction_of_tdp(burn_in_trace, burn_in_limits):
     report(
         judged(burn_in_trace, judge.power, burn_in_limits),
         "the GPU cannot draw the power its class draws under this load",
-        "Something holds it back: a lowered power limit (`nvidia-smi -q -d POWER`), a power "
-        "brake, or a bad power connector.",
+        "Something holds it back: a lowered power limit (`nvidia-smi -q -d POWER`, `amd-smi "
+        "static --limit`), a power brake, or a bad power connector.",
     )
 
 
@@ -92,9 +93,9 @@ def test_no_new_ecc_errors(burn_in_trace, burn_in_limits):
 def test_no_new_row_remaps(burn_in_trace, burn_in_limits):
     report(
         judged(burn_in_trace, judge.counters, burn_in_limits, "remaps"),
-        "memory rows were remapped during the load",
-        "A pending remap needs a GPU reset; remaps under load mean failing memory: ask the "
-        "provider.",
+        "memory rows were remapped (HBM pages retired, on AMD GPUs) during the load",
+        "A pending remap or page retirement needs a GPU reset; either under load means failing "
+        "memory: ask the provider.",
     )
 
 

@@ -22,7 +22,8 @@ SAYS = {
     "test_every_device_loaded": (
         "not every device ran the load",
         "A device that errors or is missing under load cannot be trusted with a job: check "
-        "`nvidia-smi` and the kernel log (`dmesg | grep -i xid`).",
+        "`nvidia-smi` (`amd-smi` on AMD GPUs) and the kernel log (`dmesg | grep -i xid`, "
+        "`dmesg | grep amdgpu`).",
     ),
     "test_no_thermal_or_power_brake_slowdown": (
         "the GPU slowed itself down under load (holding at the power cap is normal; these are not)",
@@ -32,13 +33,13 @@ SAYS = {
     ),
     "test_sustained_clock_above_class_floor": (
         "the sustained clock under load is below the class's floor",
-        "Look at `nvidia-smi -q -d PERFORMANCE,CLOCK` during load: a locked application "
-        "clock, a power cap or throttling holds it down.",
+        "Look at `nvidia-smi -q -d PERFORMANCE,CLOCK` (`amd-smi metric --clock`) during load: a "
+        "locked application clock, a power cap or throttling holds it down.",
     ),
     "test_clock_close_to_node_median": (
         "a GPU runs slower than the others under the same load",
         "Every job on this node waits for its slowest GPU: compare its cooling, power limit "
-        "(`nvidia-smi -q -d POWER`) and VBIOS with the others.",
+        "(`nvidia-smi -q -d POWER`, `amd-smi static --limit`) and VBIOS with the others.",
     ),
     "test_temperature_below_slowdown_threshold": (
         "the GPU ran too close to (or past) its slowdown temperature",
@@ -47,8 +48,8 @@ SAYS = {
     ),
     "test_power_reaches_fraction_of_tdp": (
         "the GPU cannot draw the power its class draws under this load",
-        "Something holds it back: a lowered power limit (`nvidia-smi -q -d POWER`), a power "
-        "brake, or a bad power connector.",
+        "Something holds it back: a lowered power limit (`nvidia-smi -q -d POWER`, `amd-smi "
+        "static --limit`), a power brake, or a bad power connector.",
     ),
     "test_no_new_ecc_errors": (
         "ECC errors counted during the load",
@@ -56,9 +57,9 @@ SAYS = {
         "for an RMA or another machine.",
     ),
     "test_no_new_row_remaps": (
-        "memory rows were remapped during the load",
-        "A pending remap needs a GPU reset; remaps under load mean failing memory: ask the "
-        "provider.",
+        "memory rows were remapped (HBM pages retired, on AMD GPUs) during the load",
+        "A pending remap or page retirement needs a GPU reset; either under load means failing "
+        "memory: ask the provider.",
     ),
     "test_no_new_pcie_replays": (
         "PCIe replays beyond the limit during the load",
@@ -165,7 +166,7 @@ def test_a_column_of_failed_readings_blames_the_sampler():
         judge.series(trace, device, "power_w")
     assert str(err.value) == (
         f"{GPU0}: 121 of 121 power_w readings failed or are not numbers; the sampler could not "
-        "read the GPU (check `nvidia-smi -q`)"
+        "read the GPU (check `nvidia-smi -q`, or `amd-smi metric` on AMD GPUs)"
     )
 
 

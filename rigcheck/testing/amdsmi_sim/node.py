@@ -59,6 +59,7 @@ class Node:
         self.calls: list[str] = []
         self.initialised = False
         self._keep: list[Any] = []  # C strings handed out must outlive the call
+        self._names: dict[tuple[int, str, int], list[str]] = {}  # names_of's answers
         # The loaded amdsmi_wrapper (set on import): its constants are the C enums of the
         # release under test.
         self.wrapper: Any = None
@@ -232,6 +233,27 @@ class Node:
         out[0] = value
         return SUCCESS
 
+    def _amdsmi_get_clock_info(self, device: dict, kind: int, info: Any) -> int:
+        """The clock domain's amdsmi_clk_info_t; "clk" is "cur_clk" before ROCm 6.2 (a
+        profile may give both: fill() writes the one the loaded release's struct has)."""
+        names = self.names_of("AMDSMI_CLK_TYPE_", kind)  # GFX shares its value with SYS
+        values = next((device["clock"][n] for n in names if n in device.get("clock", {})), None)
+        if values is None:
+            return NOT_SUPPORTED
+        self.fill(info.contents, values)
+        return SUCCESS
+
+    def _amdsmi_get_power_info(self, device: dict, info: Any) -> int:
+        """Socket power in W (0xFFFF: not reported); a profile without it: NOT_SUPPORTED."""
+        if device.get("power_info") is None:
+            return NOT_SUPPORTED
+        self.fill(info.contents, device["power_info"])
+        return SUCCESS
+
+    def _amdsmi_get_power_info_v2(self, device: dict, sensor: int, info: Any) -> int:
+        """ROCm 6.4's amdsmi_get_power_info calls this, with a sensor index (0: the socket)."""
+        return self._amdsmi_get_power_info(device, info) if sensor == 0 else NOT_SUPPORTED
+
     _amdsmi_get_gpu_bad_page_threshold = _scalar("bad_page_threshold")
     _amdsmi_gpu_xgmi_error_status = _scalar("xgmi_error")
     _amdsmi_get_gpu_pci_replay_counter = _scalar("pci_replay_counter")  # ROCm 6.0's API
@@ -270,7 +292,14 @@ class Node:
         return self.constant("AMDSMI_LINK_TYPE_" + kind)
 
     def names_of(self, prefix: str, value: int) -> list[str]:
-        """The names (less the prefix) the release's enum gives this value: aliases share one."""
+        """The names (less the prefix) the release's enum gives this value: aliases share one.
+        Kept per wrapper: a burn-in reads the same few enums thousands of times."""
+        key = (id(self.wrapper), prefix, value)
+        if key not in self._names:
+            self._names[key] = self._scan_names(prefix, value)
+        return self._names[key]
+
+    def _scan_names(self, prefix: str, value: int) -> list[str]:
         short = prefix.removeprefix("AMDSMI_")  # ROCm 6.0-6.3 spell some enums without it
         return [name.removeprefix("AMDSMI_")[len(short) :]
                 for name, number in vars(self.wrapper).items()

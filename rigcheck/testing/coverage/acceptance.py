@@ -3,6 +3,8 @@ judged by the real reader (--burn-in-trace), and the faults that show only under
 written into it the way the recorder would have seen them, with their onset during the run.
 
 A cpu node replays the trace the project recorded on its CI machine (fixtures/burnin/cpu-ci.json).
+An MI300X node's trace is read through the real amdsmi over the simulated libamd_smi
+(coverage/amd_burnin.py: public MI300X answers, a synthetic load timeline). For NVIDIA nodes:
 No GPU trace has been recorded: a GPU node's trace is the project's synthetic H100 trace
 (rigcheck/testing/synthetic_trace.py, invented figures, not read from a machine) fitted to the
 node: one device per GPU its facts list, at the node's bus ids, with the board's clock ceiling,
@@ -32,6 +34,7 @@ from typing import Any
 
 from rigcheck.layout import ROOT_DIR
 from rigcheck.testing import synthetic_trace as synthetic
+from rigcheck.testing.coverage import amd_burnin
 
 CPU_TRACE = Path(ROOT_DIR) / "fixtures" / "burnin" / "cpu-ci.json"
 # The NVML readings a GPU's trace takes from the node (the facts' device record).
@@ -39,18 +42,21 @@ H100 = {"clock": synthetic.CLOCK_MAX, "power": synthetic.POWER_LIMIT}
 # One sample a second over the synthetic trace's 180 s (the recorder samples every 0.2 s): a
 # fifth of the judging time per node, and every fault here lasts tens of seconds.
 SAMPLE_S = 1.0
-# Classes whose acceptance tier cannot be measured here, and why.
-NOT_MEASURABLE = {
-    "mi300x": "rigcheck's burn-in has no AMD load or telemetry yet (rigcheck/plugin/burnin.py "
-    "runs NVIDIA GPUs and CPU hosts) and expected/mi300x.json states no burn-in limits, so "
-    "the tier's burn-in fails on every MI300X; a campaign would measure only that",
-}
+DURATION_S = 180.0  # the synthetic trace's
+# Classes whose acceptance tier cannot be measured here, and why (none since the MI300X's
+# burn-in reads amdsmi: rigcheck/burnin/amd_sampler.py).
+NOT_MEASURABLE: dict[str, str] = {}
 
 
-def healthy_trace(cls: str, devices: list[dict[str, Any]]) -> dict[str, Any]:
+def healthy_trace(
+    cls: str, devices: list[dict[str, Any]], rng: random.Random | None = None
+) -> dict[str, Any]:
     """The node's burn-in trace when nothing is wrong with it."""
     if cls == "cpu":
         return json.loads(CPU_TRACE.read_text())
+    if cls in amd_burnin.CLASSES:
+        rng = rng or random.Random(0)
+        return amd_burnin.healthy_trace(cls, devices, rng, DURATION_S, SAMPLE_S)
     trace = synthetic.good_trace(gpus=len(devices), interval_s=SAMPLE_S)
     trace["class"] = cls
     trace["origin"]["note"] += "; fitted to a coverage campaign's node (coverage/acceptance.py)"
@@ -145,7 +151,13 @@ def _memory_error(trace: dict, sig: dict, rng: random.Random) -> bool:
     return True
 
 
+def _amd(trace: dict, sig: dict, rng: random.Random) -> bool:
+    """A fault libamd_smi answers from its onset, read through amdsmi (coverage/amd_burnin.py)."""
+    return trace["backend"] == "rocm" and amd_burnin.inject(trace, sig, rng, _onset(trace, rng))
+
+
 INJECT = {
+    "amd_burnin": _amd,
     "burnin_slowdown": _slowdown,
     "burnin_xid": _xid,
     "burnin_wrong_result": _wrong_result,

@@ -83,6 +83,12 @@ Where the nodes come from:
   synthetic and exist only for 8x H100 and 8x L40S (fixtures/distributed), so a rank that hangs or
   lags in the collective is not measured here, and the collective checks are skipped, as a
   replayed run without `--collectives` skips them.
+- **mi300x's burn-in** (acceptance tier): not the H100 trace but one read by rigcheck's AMD
+  sampler through the real amdsmi over the simulated libamd_smi (coverage/amd_burnin.py): its
+  idle answers, limits and the clock collapse (ROCm/legacy-rocm-build#4414: 59 MHz under full
+  load) are public MI300X outputs, its load timeline is synthetic (no MI300X GEMM recording was
+  found), and its faults (thermal onset, a power brake, that clock collapse, ECC errors) are
+  answered by libamd_smi from their onset.
 
 Read the figures as: of the interruptions whose cause leaves a signature the tier can see, the
 share it catches, with a 95% Wilson interval per cause and the share-weighted interval (the
@@ -108,7 +114,7 @@ grows. Gaps the campaign found and that are now fixed:
 A third of the interruptions leave nothing on a node between jobs: software bugs (54),
 unplanned host maintenance (32), NCCL watchdog timeouts (7; their cause, if a machine, is
 another row), dependencies (2). Silent data corruption (6) shows only in a computation checked
-against a reference: the acceptance tier's burn-in on NVIDIA GPUs, no tier on an MI300X.
+against a reference: the acceptance tier's burn-in.
 Network switch, cable and NIC faults (42) show as RDMA ports down or slow, which the tiers judge
 only with a fabric file (`--fabric`); this campaign does not give one yet. SSD, CPU and host
 memory faults (7) are not read by rigcheck. Faults that appear only inside a job are for
@@ -117,7 +123,7 @@ memory faults (7) are not read by rigcheck. Faults that appear only inside a job
 ## Limits of this campaign
 
 Not modelled yet: fabric causes, the torchrun collective job (see the acceptance tier above),
-and the acceptance tier on an MI300X (not measurable here: its row says why). Healthy variation
+an AMD GPU lost under load (AMD logs no Xid; the MI300X load is synthetic). Healthy variation
 comes from one real capture per class (8 GPUs for h100 and b200, 1 for A100 40GB), so it is
 narrow. The time per node is rigcheck judging a replayed snapshot on a 2-core machine shared
 with other jobs; a live run adds the probes' and kernels' time.

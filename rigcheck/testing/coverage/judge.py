@@ -132,7 +132,7 @@ def _measured(node: Node, folder: Path, rng: random.Random) -> Path:
 
 def _burn_in(node: Node, snapshot: dict[str, Any], folder: Path, rng: random.Random) -> Path:
     """The node's burn-in trace with its faults written in, as --burn-in-trace reads one."""
-    trace = acceptance.healthy_trace(node.cls, snapshot["devices"])
+    trace = acceptance.healthy_trace(node.cls, snapshot["devices"], rng)
     for signature in node.trace_faults:
         acceptance.inject(trace, signature, rng)
     path = folder / "burnin-trace.json"
