@@ -132,6 +132,8 @@ def build_tree(fabric: Fabric, devices: list[dict[str, Any]], root: Path) -> Pat
         pci = _pci(root, _switch(nic.slot, "01"), nic.bus_id, _numa(nic.slot, fabric))
         for name, text in nic.link.items():
             _write(pci / name, text)
+            if name.startswith("max_"):  # the slot above it: the switch port runs as much
+                _write(pci.parent / name, text)
         _link(pci / "driver", root / "sys/bus/pci/drivers/mlx5_core")
         (root / "sys/bus/pci/drivers/mlx5_core").mkdir(parents=True, exist_ok=True)
         ib = pci / "infiniband" / nic.name
