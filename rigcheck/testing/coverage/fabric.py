@@ -125,7 +125,10 @@ def burn_in_samples(fabric: Fabric, root: Path) -> dict[str, Any]:
 
 def build_tree(fabric: Fabric, devices: list[dict[str, Any]], root: Path) -> Path:
     for device in devices:  # the GPUs still on the bus, each under its slot's switch
-        bus = device["pci"]["bus_id"].lower()
+        pci = device.get("pci")
+        if not isinstance(pci, dict) or not isinstance(pci.get("bus_id"), str):
+            continue  # a lost GPU answers no bus id: the probe records that itself
+        bus = pci["bus_id"].lower()
         slot = fabric.gpu_buses.index(bus) if bus in fabric.gpu_buses else len(fabric.gpu_buses)
         _pci(root, _switch(slot, "00"), bus, _numa(slot, fabric))
     for nic in fabric.nics:
