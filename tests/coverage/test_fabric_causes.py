@@ -106,6 +106,25 @@ def test_a_flap_during_the_burn_in_fails_only_the_change(tmp_path):
     assert len(failures) == 1 and "time(s) during the burn-in" in failures[0], failures
 
 
+def test_a_nic_wider_than_its_slot_and_a_vf_without_a_link_are_not_failed(tmp_path):
+    """Never cry wolf: an x16 NIC in an x8 slot is the platform's design, and a virtual
+    function's link (speed Unknown, width 0) is the host's; only a link below both ends fails."""
+    node = healthy_node("h100", random.Random(3))
+    narrow, vf = node.fabric.nics[2], node.fabric.nics[3]
+    narrow.link["current_link_width"] = "8"
+    fabric_facts(node, tmp_path)  # the tree written
+    device = (tmp_path / "sys/bus/pci/devices" / narrow.bus_id).resolve()
+    (device.parent / "max_link_width").write_text("8\n")
+    device = (tmp_path / "sys/bus/pci/devices" / vf.bus_id).resolve()
+    (device / "current_link_speed").write_text("Unknown\n")
+    (device / "current_link_width").write_text("0\n")
+    gpus = [{"index": i, "pci": {"bus_id": bus}} for i, bus in enumerate(node.fabric.gpu_buses)]
+    facts = Facts({"origin": {"kind": "synthetic"}, "fabric": nics.probe_fabric(gpus, tmp_path)})
+    devices = facts.data["fabric"]["rdma_devices"]
+    assert devices[2]["pcie_link"]["slot_max_width"] == 8 and devices[3]["pcie_link"] is None
+    assert verdicts(facts, "h100")["test_rdma_nic_pcie_link"] == ("passed", "")
+
+
 def test_the_rate_signatures_keep_the_kernels_format(tmp_path):
     narrow, slow = (faulty(s, seed=7).fabric for s in ("ib_port_narrow", "ib_port_slow"))
     rates = {n.rate for f in (narrow, slow) for n in f.nics} - {"400 Gb/sec (4X NDR)"}
