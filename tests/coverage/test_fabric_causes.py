@@ -17,13 +17,16 @@ from check_calls import call
 
 from rigcheck.facts import Facts
 from rigcheck.facts.fabric import nics
+from rigcheck.facts.snapshot import validate_snapshot
 from rigcheck.plugin.fabric import load_fabric_spec
 from rigcheck.rdma.counter_verdict import judge_change, judge_levels
+from rigcheck.spec import load_spec
 from rigcheck.testing.coverage import campaign, fabric
 from rigcheck.testing.coverage.campaign import Plan, run
 from rigcheck.testing.coverage.gate import regressions
 from rigcheck.testing.coverage.model import load_model
 from rigcheck.testing.coverage.node import healthy_node, inject
+from rigcheck.testing.synthetic import synthetic_snapshot
 
 checks = importlib.import_module("suites.facts.test_fabric")
 counters = importlib.import_module("suites.facts.test_rdma_counters")
@@ -123,6 +126,17 @@ def test_a_nic_wider_than_its_slot_and_a_vf_without_a_link_are_not_failed(tmp_pa
     devices = facts.data["fabric"]["rdma_devices"]
     assert devices[2]["pcie_link"]["slot_max_width"] == 8 and devices[3]["pcie_link"] is None
     assert verdicts(facts, "h100")["test_rdma_nic_pcie_link"] == ("passed", "")
+
+
+def test_a_node_whose_only_nic_is_gone_is_judged_not_refused(tmp_path):
+    """An unreadable /sys/class/net is an error record in the facts, which the facts schema
+    took for both an error and an object (oneOf): the snapshot was refused as invalid, and an
+    A100 node whose one NIC had gone could not be judged (found by the campaign)."""
+    (tmp_path / "sys/class/infiniband").mkdir(parents=True)  # no HCA left, no /sys/class/net
+    section = nics.probe_fabric([{"index": 0, "pci": {"bus_id": "0000:06:00.0"}}], tmp_path)
+    assert "error" in section["nccl_ib"]["interfaces"]
+    snapshot = synthetic_snapshot(load_spec("a100_40gb"), gpus=1)
+    validate_snapshot({**snapshot, "fabric": section}, "node")  # raised: "invalid facts snapshot"
 
 
 def test_the_rate_signatures_keep_the_kernels_format(tmp_path):

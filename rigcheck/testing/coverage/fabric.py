@@ -153,6 +153,8 @@ def build_tree(fabric: Fabric, devices: list[dict[str, Any]], root: Path) -> Pat
         _write(root / "sys/class/net" / f"ib{nic.slot}" / "mtu", "4092")
         _write(root / "sys/class/net" / f"ib{nic.slot}" / "operstate", "up")
     (root / "sys/class/infiniband").mkdir(parents=True, exist_ok=True)
+    _write(root / "sys/class/net/eth0/mtu", "1500")  # the host's own network, never counted
+    _write(root / "sys/class/net/eth0/operstate", "up")
     (root / "sys/module/nvidia_peermem").mkdir(parents=True, exist_ok=True)
     _write(root / "proc/driver/nvidia/version", "NVRM version: NVIDIA UNIX x86_64 Kernel Module")
     _write(root / "proc/sys/kernel/osrelease", "5.15.0-105-generic")
