@@ -140,7 +140,7 @@ def build_tree(fabric: Fabric, devices: list[dict[str, Any]], root: Path) -> Pat
         _link(pci / "driver", root / "sys/bus/pci/drivers/mlx5_core")
         (root / "sys/bus/pci/drivers/mlx5_core").mkdir(parents=True, exist_ok=True)
         ib = pci / "infiniband" / nic.name
-        _write(ib / "fw_ver", "28.39.1002")
+        _write(ib / "fw_ver", "28.39.1002")  # as tests/replay/fake_sysfs.py: not judged
         _link(ib / "device", pci)
         _link(root / "sys/class/infiniband" / nic.name, ib)
         port = ib / "ports/1"
@@ -210,7 +210,9 @@ def _port_state(node, gpu: dict, sig: dict, rng: random.Random) -> bool:
         return False
     nic.state, nic.phys_state = rng.choice(sig["states"])
     if nic.state.endswith("DOWN"):
-        nic.rate = "10 Gb/sec (4X SDR)"  # what the kernel reports for a port with no link
+        # a port with no link reads the lowest rate: ibstat's "Rate: 10" for a port Down and
+        # Polling (https://wiki.archlinux.org/title/InfiniBand, its ibstat example)
+        nic.rate = "10 Gb/sec (4X SDR)"
     return True
 
 
