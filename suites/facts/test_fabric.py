@@ -109,6 +109,39 @@ def test_rdma_port_rate(facts, fabric_expected):
     )
 
 
+def test_rdma_nic_pcie_link(facts, fabric_expected):
+    """Each NIC's PCIe link trained as wide and as fast as both it and its slot can run: a
+    400 Gb/s port behind a link at x8 or at the previous generation cannot reach its rate,
+    while the port itself reads ACTIVE at full rate (the kernel says "limited by ... x8 link"
+    once, at boot). A NIC wider or faster than its slot is the platform's design, not judged."""
+    nics = counted(fabric_of(facts, fabric_expected), fabric_expected)
+    links = [
+        (n["name"], readable(n["pcie_link"], f"{n['name']} PCIe link"))
+        for n in nics
+        if "pcie_link" in n  # a snapshot recorded before rigcheck read NIC links has none
+    ]
+    known = [(name, link) for name, link in links if link is not None]
+    if not known:
+        pytest.skip(
+            "no NIC's PCIe link to judge: virtual functions (their link is the host's), or a "
+            "snapshot recorded before rigcheck read NIC links"
+        )
+    slow = []
+    for name, link in known:
+        width = min(link["max_width"], link.get("slot_max_width", link["max_width"]))
+        speed = min(link["max_speed_gts"], link.get("slot_max_speed_gts", link["max_speed_gts"]))
+        if link["width"] < width or link["speed_gts"] < speed:
+            slow.append(
+                f"{name}: x{link['width']} at {link['speed_gts']:g} GT/s, where it and its "
+                f"slot run x{width} at {speed:g} GT/s"
+            )
+    assert not slow, (
+        f"RDMA NICs on a degraded PCIe link: {'; '.join(slow)}. Compare `lspci -vv` LnkSta "
+        "with LnkCap and look for 'limited by' in the kernel log; reseat the card, check its "
+        "riser or retimer, then the slot."
+    )
+
+
 def test_rdma_nic_placement(facts, fabric_expected):
     """Each NIC next to a GPU and each GPU next to a NIC: same PCIe switch, or NUMA node."""
     fabric = fabric_of(facts, fabric_expected)

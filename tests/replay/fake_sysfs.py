@@ -42,6 +42,7 @@ def build_node(
     counters: dict[int, dict[str, str]] | None = None,  # NIC index -> counter file -> text
     roce: bool = False,  # the NICs' ports are RoCE (Ethernet), each with a RoCE v2 GID
     mtu: int = 9000,  # the RoCE ports' net device MTU
+    links: dict[int, tuple[str, str]] | None = None,  # NIC index -> (current speed, width)
 ) -> Path:
     half = max(1, len(gpu_bus_ids) // 2)
     for i, bus_id in enumerate(gpu_bus_ids):  # root port, switch upstream, downstream port
@@ -67,6 +68,7 @@ def build_node(
             rate,
             "Ethernet" if roce else "InfiniBand",
         )
+        _pcie_link(root / "sys/bus/pci/devices" / f"0000:{0xC0 + i:02x}:00.0", (links or {}).get(i))
         port = root / f"sys/class/infiniband/mlx5_{i}/ports/1"
         _counters(port, (counters or {}).get(i, {}))
         if roce:
@@ -99,6 +101,18 @@ HEALTHY_COUNTERS = dict.fromkeys(
 def _counters(port: Path, changed: dict[str, str]) -> None:
     for name, text in {**HEALTHY_COUNTERS, **changed}.items():
         _write(port / "counters" / name, text)
+
+
+def _pcie_link(device: Path, trained: tuple[str, str] | None) -> None:
+    """A ConnectX-7's PCIe link as sysfs gives it (Gen5 x16, its switch port the same), or as
+    trained (speed, width) where that is less."""
+    pci = device.resolve()
+    speed, width = trained or ("32.0 GT/s PCIe", "16")
+    for where in (pci, pci.parent):
+        _write(where / "max_link_speed", "32.0 GT/s PCIe")
+        _write(where / "max_link_width", "16")
+    _write(pci / "current_link_speed", speed)
+    _write(pci / "current_link_width", width)
 
 
 def _netdev(root: Path, name: str, mtu: int) -> None:

@@ -19,6 +19,7 @@ FABRIC_CHECKS = {
     "test_rdma_nic_count",
     "test_rdma_ports_up",
     "test_rdma_port_rate",
+    "test_rdma_nic_pcie_link",
     "test_rdma_nic_placement",
     "test_gpudirect_rdma",
 }
@@ -81,14 +82,14 @@ def test_a_healthy_node_passes_every_fabric_check(replay, h100_node, tmp_path):
     for spec in (NODE_SPEC, AZURE_SPEC):
         result = fabric_run(replay, with_fabric(h100_node, tmp_path / spec.stem), spec)
         assert result.ret == 0, result.describe()
-        assert "5 passed" in result.output, result.describe()
+        assert "6 passed" in result.output, result.describe()
 
 
 def test_no_fabric_expected_skips_with_the_reason(replay, h100_node, tmp_path):
     result = replay(
         with_fabric(h100_node, tmp_path), "-m", "h100", "--gpus", "8", "-k", "test_fabric", "-rs"
     )
-    assert result.ret == 0 and "5 skipped" in result.output, result.describe()
+    assert result.ret == 0 and "6 skipped" in result.output, result.describe()
     assert "no RDMA fabric expected for h100" in result.output
 
 
@@ -103,6 +104,8 @@ BROKEN = {
                 "mlx5_5 (0000:c5:00.0, NUMA 0) shares no PCIe switch with a GPU"),
     "no_gpudirect": ({"peermem": False}, {"test_gpudirect_rdma"},
                      "nvidia_peermem is not loaded"),
+    "nic_pcie_x8": ({"links": {6: ("32.0 GT/s PCIe", "8")}}, {"test_rdma_nic_pcie_link"},
+                    "mlx5_6: x8 at 32 GT/s, where it and its slot run x16 at 32 GT/s"),
 }  # fmt: skip
 
 

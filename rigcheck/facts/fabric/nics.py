@@ -4,9 +4,11 @@ relative to the GPUs, and whether GPUDirect RDMA can work.
 Read from the files `ibstat`, `ibv_devinfo` and `lspci -t` read:
 /sys/class/infiniband/<dev>/ports/<n>/{state,phys_state,rate,link_layer}, <dev>/fw_ver, and the
 PCI device behind <dev>/device, whose resolved sysfs path lists every bridge above it (the PCIe
-switch ports). GPUDirect RDMA needs the nvidia_peermem module (/sys/module/nvidia_peermem) or
-dma-buf, which needs NVIDIA's open kernel module and Linux >= 5.12 (NVIDIA GPUDirect RDMA guide,
-"Using nvidia-peermem" and "Using DMA-BUF"). Every read that fails is an error record.
+switch ports), and the PCIe link that device trained to (current_/max_link_speed and _width, what
+`lspci -vv` shows as LnkSta and LnkCap). GPUDirect RDMA needs the nvidia_peermem module
+(/sys/module/nvidia_peermem) or dma-buf, which needs NVIDIA's open kernel module and Linux >= 5.12
+(NVIDIA GPUDirect RDMA guide, "Using nvidia-peermem" and "Using DMA-BUF"). Every read that fails
+is an error record.
 """
 
 from __future__ import annotations
@@ -62,6 +64,7 @@ def _rdma_device(path: Path) -> dict[str, Any]:
         "efa": guarded(lambda: os.path.basename(os.readlink(path / "device/driver")) == "efa"),
         "fw_ver": guarded(lambda: _read(path / "fw_ver")),
         "pci": pci,
+        "pcie_link": guarded(lambda: pcie_link(path / "device")),
         "ports": guarded(lambda: [_port(p) for p in _ports(path)]),
     }
 
@@ -101,6 +104,37 @@ def pci_place(device_link: Path) -> dict[str, Any]:
         raise ValueError(f"{device_link} -> {resolved} is not a PCI device")
     numa = int(_read(resolved / "numa_node"))
     return {"bus_id": chain[-1], "numa_node": numa, "bridges": chain[:-1]}
+
+
+def pcie_link(device_link: Path) -> dict[str, Any] | None:
+    """The PCIe link a device trained to, what it can run, and what the port above it can run
+    (Documentation/ABI/testing/sysfs-bus-pci); None where the kernel reports no link (a virtual
+    function, whose link the host owns: speed "Unknown", width 0; a kernel before 4.13)."""
+    device = device_link.resolve(strict=True)
+    if not (device / "current_link_width").exists():
+        return None
+    width, speed = int(_read(device / "current_link_width")), _read(device / "current_link_speed")
+    if not width or speed.startswith("Unknown"):
+        return None
+    link = {
+        "width": width,
+        "speed_gts": _gts(speed),
+        "max_width": int(_read(device / "max_link_width")),
+        "max_speed_gts": _gts(_read(device / "max_link_speed")),
+    }
+    above = device.parent  # the switch's downstream port or the root port: the slot
+    if PCI_ADDRESS.match(above.name) and (above / "max_link_width").exists():
+        link["slot_max_width"] = int(_read(above / "max_link_width"))
+        link["slot_max_speed_gts"] = _gts(_read(above / "max_link_speed"))
+    return link
+
+
+def _gts(text: str) -> float:
+    """'32.0 GT/s PCIe' (or '8 GT/s', older kernels) -> 32.0."""
+    match = re.match(r"\s*([\d.]+)\s*GT/s", text)
+    if not match:
+        raise ValueError(f"link speed {text!r} is not '<n> GT/s'")
+    return float(match.group(1))
 
 
 def gpudirect_rdma(root: Path) -> dict[str, Any]:

@@ -45,7 +45,19 @@ Where the nodes come from:
   violation status) or the log as real amdgpu lines (hangs, RAS and ACA hardware errors). The
   profile is one device's values, so healthy MI300X nodes vary only in their logs.
 - **cpu**: the project's CI machine as recorded by the real probes (fixtures/snapshots/cpu-ci.json),
-  replayed as it was: it measures the false-fail rate only.
+  replayed as it was: it measures the false-fail rate only. It has no RDMA device, and no fabric
+  is expected of it: the network and NIC rows say so.
+- **RDMA fabric (h100, b200, a100_40gb, mi300x)**: each node is judged with the `--fabric` file
+  a user of that node passes (docs/fabric: dgx-h100, dgx-b200, dgx-a100, azure-nd-mi300x-v5)
+  and has a `/sys/class/infiniband` tree read by rigcheck's fabric probe: one InfiniBand NIC per
+  GPU on its PCIe switch, each port's counter files those of a real healthy port
+  (fixtures/fabric/counters/procfs-healthy.txt; every error counter is 0 there, the traffic and
+  mlx5 driver counters vary). Signatures go into that tree (rigcheck/testing/coverage/fabric.py):
+  a port down (Polling, Disabled) or INIT (no subnet manager), trained at 2X/1X or at the previous
+  lane speed, symbol or receive errors above the counters' limit, an HCA gone from the bus, its
+  PCIe link at x8 or a generation down, and in the acceptance tier a link that goes down or
+  retrains during the burn-in (the trace's counter samples before and after the load). RoCE
+  and EFA fabrics are not modelled yet.
 - **standard tier**: each node also replays its timed measurements. A figure is its class's
   level over the median of five repeat times drawn from recorded ones, each over its recording's
   median, so only the relative dispersion is used. cpu draws the CI machine's own repeats
@@ -108,6 +120,10 @@ grows. Gaps the campaign found and that are now fixed:
   `test_amd_no_violation_at_idle` fails a GPU whose active flag is set. The campaign missed
   the signature before the fix (tests/coverage/test_gate.py shows the same node passing with
   the old probe and failing now).
+- A NIC's degraded PCIe link: a 400 Gb/s NIC whose link trained at x8 of x16, or a generation
+  down, passed every check, its port ACTIVE at full rate. The fabric probe now reads each NIC's
+  link and its slot's, and `test_rdma_nic_pcie_link` fails a NIC below what both run
+  (tests/coverage/test_fabric_causes.py shows the node passing with the old probe).
 
 ## What no tier here can catch
 
@@ -115,15 +131,20 @@ A third of the interruptions leave nothing on a node between jobs: software bugs
 unplanned host maintenance (32), NCCL watchdog timeouts (7; their cause, if a machine, is
 another row), dependencies (2). Silent data corruption (6) shows only in a computation checked
 against a reference: the acceptance tier's burn-in.
-Network switch, cable and NIC faults (42) show as RDMA ports down or slow, which the tiers judge
-only with a fabric file (`--fabric`); this campaign does not give one yet. SSD, CPU and host
-memory faults (7) are not read by rigcheck. Faults that appear only inside a job are for
-`rigcheck blame`.
+Network switch, cable and NIC faults (42) are judged against the node's fabric file
+(`--fabric`): without one, no tier judges a port. A link that flaps only under traffic shows in
+the acceptance tier's burn-in, not at idle (the quick tier sees only the counts it left, which
+warn below the failing limit); a switch that flaps between jobs, congestion, a bad route or a
+NIC firmware reset the driver recovers from leave nothing on an idle node (their signatures are
+in a job: `rigcheck blame`, the collective job). Crusoe's H200 fleet reports InfiniBand in 34% of
+its failures but names no signature: they are counted under these two rows, whose shares stay
+Llama 3's. SSD, CPU and host memory faults (7) are not read by rigcheck. Faults that appear
+only inside a job are for `rigcheck blame`.
 
 ## Limits of this campaign
 
-Not modelled yet: fabric causes, the torchrun collective job (see the acceptance tier above),
-an AMD GPU lost under load (AMD logs no Xid; the MI300X load is synthetic). Healthy variation
+Not modelled yet: the torchrun collective job (see the acceptance tier above), an AMD GPU lost
+under load (AMD logs no Xid; the MI300X load is synthetic). Healthy variation
 comes from one real capture per class (8 GPUs for h100 and b200, 1 for A100 40GB), so it is
 narrow. The time per node is rigcheck judging a replayed snapshot on a 2-core machine shared
 with other jobs; a live run adds the probes' and kernels' time.

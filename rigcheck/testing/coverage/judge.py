@@ -26,7 +26,7 @@ import rigcheck.plugin.core as plugin_core
 from rigcheck.facts.kernel_log import reader
 from rigcheck.platforms import load_platforms
 from rigcheck.spec import load_all, load_spec
-from rigcheck.testing.coverage import acceptance
+from rigcheck.testing.coverage import acceptance, fabric
 from rigcheck.testing.coverage.amd import amd_facts
 from rigcheck.testing.coverage.measurements import replay_file
 from rigcheck.testing.coverage.node import Node, amd_base
@@ -67,6 +67,8 @@ def node_snapshot(node: Node, folder: Path) -> dict[str, Any]:
         if lib.crashes:
             raise RuntimeError(f"the simulated NVML would have crashed: {lib.crashes}")
     snapshot["kernel_log"] = _kernel_log(node.log_lines, base["kernel_log"]["uptime_s"])
+    if node.fabric:  # its /sys/class/infiniband read by the fabric probe
+        snapshot["fabric"] = fabric.fabric_facts(node.fabric, snapshot["devices"], folder / "root")
     return snapshot
 
 
@@ -135,6 +137,8 @@ def _burn_in(node: Node, snapshot: dict[str, Any], folder: Path, rng: random.Ran
     trace = acceptance.healthy_trace(node.cls, snapshot["devices"], rng)
     for signature in node.trace_faults:
         acceptance.inject(trace, signature, rng)
+    if node.fabric:  # its ports' counters sampled before and after the load
+        trace["rdma_counters"] = fabric.burn_in_samples(node.fabric, folder / "sys" / "root")
     path = folder / "burnin-trace.json"
     path.write_text(json.dumps(trace))
     return path
@@ -155,6 +159,8 @@ def judge(node: Node, tier: str, folder: Path, rng: random.Random | None = None)
     facts.write_text(json.dumps(snapshot))
     junit = folder / "junit.xml"
     timed = [f"--replay-measurements={_measured(node, folder, rng)}"] if tier != "quick" else []
+    if node.fabric:  # the node spec its user passes (docs/fabric)
+        timed.append(f"--fabric={node.fabric.spec}")
     if tier == "acceptance":
         timed.append(f"--burn-in-trace={_burn_in(node, snapshot, folder, rng)}")
     # The tier's budget is wall time, from the process's start: a campaign judging node after

@@ -45,9 +45,15 @@ def load_model(
 
 
 def _cause(entry: dict[str, Any], signatures: dict[str, Any], family: str) -> Cause:
-    mine = tuple(s for s in entry["signatures"] if signatures[s].get("family", "nvidia") == family)
+    mine = tuple(s for s in entry["signatures"] if family in families(signatures[s]))
     why = None
     if not mine:
         why = (entry.get("why_not_on") or {}).get(family) or entry.get("why_not")
         why = why or NO_SIGNATURE[family]
     return Cause(entry["name"], entry["label"], entry["llama3"], mine, why)
+
+
+def families(signature: dict[str, Any]) -> list[str]:
+    """The node families a signature can be injected into: its "families" (a fabric's, on any
+    GPU node), else its one "family" (NVIDIA's by default)."""
+    return signature.get("families") or [signature.get("family", "nvidia")]

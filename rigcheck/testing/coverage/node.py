@@ -15,7 +15,7 @@ from typing import Any
 
 from rigcheck.layout import ROOT_DIR
 from rigcheck.spec import load_spec
-from rigcheck.testing.coverage import acceptance, amd, corpus
+from rigcheck.testing.coverage import acceptance, amd, corpus, fabric
 from rigcheck.testing.nvml_sim import machine_profile
 from rigcheck.testing.synthetic import synthetic_snapshot
 
@@ -51,6 +51,7 @@ class Node:
     slow: dict[str, list[tuple[str, float]]] = field(default_factory=dict)
     # the acceptance tier's burn-in faults, written into the node's trace once its facts are read
     trace_faults: list[dict[str, Any]] = field(default_factory=list)
+    fabric: fabric.Fabric | None = None  # its RDMA NICs (coverage/fabric.py); None: no fabric
 
 
 def healthy_node(cls: str, rng: random.Random) -> Node:
@@ -64,6 +65,8 @@ def healthy_node(cls: str, rng: random.Random) -> Node:
         machine = copy.deepcopy(machine_profile(source))
         _vary(cls, machine, rng)
     node = Node(cls, family, machine)
+    if fabric.has_fabric(cls):
+        node.fabric = fabric.healthy_fabric(cls, [bus_of(g) for g in machine["gpus"]], rng)
     if rng.random() < BENIGN_LOG_CHANCE:
         gpu = rng.choice(machine["gpus"])
         _log(node, rng.choice(corpus.benign_lines(DRIVER[family])), gpu)
@@ -210,6 +213,7 @@ INJECT = {
     "recovery_action": _recovery_action,
     "slowdown": _slowdown,
     **amd.INJECT,
+    **fabric.INJECT,
 }
 
 
