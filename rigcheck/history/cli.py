@@ -95,7 +95,10 @@ def run_history(args: argparse.Namespace) -> int:
         from rigcheck.reports.certificate import write_atomic
 
         changes = [c.text() for c in view.changes]
-        page = render_history(view.title, view.runs, view.drifts, view.notes, changes)
+        page = render_history(
+            view.title, view.runs, view.drifts, view.notes, changes,
+            (view.events, view.events_total),
+        )  # fmt: skip
         write_atomic(Path(args.html), page)
         print(f"wrote {args.html}", file=sys.stderr)
     return 0
