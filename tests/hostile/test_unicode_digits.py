@@ -47,7 +47,7 @@ SURFACES = [
     ([*FIT, "--gpus", "N"], 2, "--gpus", ["٣", "1_000"]),
     ([*FIT, "--batch", "N"], 2, "--batch", ["１０"]),
     (["fit", "--model", "llama-2-7b", "--vram", "NGiB"], 2, "--vram", ["٣"]),
-    ([*FIT, "--vllm-version", "0.N"], 2, "--vllm-version", ["١"]),
+    ([*FIT, "--vllm-version", "0.N"], 2, "--vllm-version", ["٣٠"]),  # 0.30: a known version
     ([*FIT, "--tokens", "N"], 2, "--tokens", ["1_000"]),
 ]  # fmt: skip
 CASES = [(argv, code, word, n) for argv, code, word, tried in SURFACES for n in tried]
