@@ -14,6 +14,7 @@ from typing import Any
 
 from rigcheck.errors import blank_option, one_line_errors
 from rigcheck.jsonfile import read_json
+from rigcheck.number_text import plain_int
 from rigcheck.paths import holds_another_kind, is_html, json_with, output_problem
 
 CAMPAIGN = "rigcheck.testing.coverage"
@@ -30,7 +31,7 @@ DESCRIPTION = (
 def count(text: str) -> int:
     """An argparse type: a whole number from 0 to 10,000."""
     try:
-        value = int(text)
+        value = plain_int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
     if not 0 <= value <= 10_000:

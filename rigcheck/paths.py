@@ -13,6 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+IN_A_WRITABLE_FOLDER = "name a file in a folder you can write"
+
 
 def output_problem(path: str | os.PathLike[str], option: str = "-o") -> str | None:
     """Why PATH cannot be written as a new or replaced file, or None."""
@@ -27,11 +29,30 @@ def output_problem(path: str | os.PathLike[str], option: str = "-o") -> str | No
         missing = next(p for p in [parent, *parent.parents] if p.parent.exists())
         if missing.parent.is_file() or any(p.is_file() for p in parent.parents):
             return f"{shown}: {_first_file(parent)} is a file, not a folder"
+        if cannot_write_in(missing.parent):  # mkdir -p would fail there too (/proc)
+            return f"{shown}: cannot write in {missing.parent}; {IN_A_WRITABLE_FOLDER}"
         return f"{shown}: the folder {parent} does not exist; create it first (mkdir -p {parent})"
     if not parent.is_dir():
         return f"{shown}: {parent} is a file, not a folder"
     if cannot_write_in(parent):
-        return f"{shown}: cannot write in {parent}; name a file in a folder you can write"
+        return f"{shown}: cannot write in {parent}; {IN_A_WRITABLE_FOLDER}"
+    return None
+
+
+def folder_problem(path: str | os.PathLike[str], option: str) -> str | None:
+    """Why OPTION PATH cannot be the folder an output goes in (made if missing), or None.
+    Checked before any work, so that a typo is said at once and not as "File exists" at the end.
+    Nothing is created here."""
+    target = Path(path).expanduser()
+    shown = f"{option} {path}"
+    if target.exists() and not target.is_dir():
+        what = "a file" if target.is_file() and not _a_device_name(target) else "a device or a pipe"
+        return f"{shown}: is {what}, not a folder; name a folder (it is created if missing)"
+    existing = next(p for p in [target, *target.parents] if p.exists() or p == p.parent)
+    if not existing.is_dir():
+        return f"{shown}: {existing} is a file, so the folder cannot be made there; name a folder"
+    if cannot_write_in(existing):
+        return f"{shown}: cannot write in {existing}; name a folder you can write"
     return None
 
 

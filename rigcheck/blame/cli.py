@@ -19,6 +19,7 @@ from rigcheck.blame.step_reader import JobRecordError
 from rigcheck.blame.suspects import Suspect, evidence, find_suspect, read_job
 from rigcheck.errors import RigcheckError
 from rigcheck.gate.tiers import seconds
+from rigcheck.paths import folder_problem
 
 DEFAULT_TIMEOUT_S = 60.0
 
@@ -69,6 +70,9 @@ def add_parser(subparsers: Any) -> None:
 
 def run_blame(args: argparse.Namespace) -> int:
     started = dt.datetime.now(dt.timezone.utc)
+    problem = args.report_dir and folder_problem(args.report_dir, "--report-dir")
+    if problem:  # said before the job is read, not as "File exists" after it was judged
+        raise RigcheckError(problem)
     job = read_job(args.job_dir)
     suspect = find_suspect(job)
     here = args.node or os.environ.get("SLURMD_NODENAME") or socket.gethostname().split(".")[0]
@@ -143,6 +147,9 @@ def _certificate(
     from rigcheck.reports.certificate import build_certificate, write_certificate
 
     folder = args.report_dir or args.job_dir / "blame" / (suspect.host or "unknown")
+    problem = folder_problem(folder, "--report-dir" if args.report_dir else "the job's folder")
+    if problem:  # the default folder, under a job folder that may be read-only
+        raise RigcheckError(f"{problem} (or give --report-dir)")
     folder.mkdir(parents=True, exist_ok=True)
     finished = dt.datetime.now(dt.timezone.utc)
     run = {

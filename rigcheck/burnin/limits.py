@@ -11,7 +11,7 @@ from typing import Any
 
 from rigcheck.burnin.trace import BurnInError
 
-DURATION = re.compile(r"^(\d+(?:\.\d+)?)(s|m|h)$")
+DURATION = re.compile(r"^(\d+(?:\.\d+)?)(s|m|h)$", re.ASCII)  # 0-9: not '５m'
 UNIT_S = {"s": 1, "m": 60, "h": 3600}
 MIN_DURATION_S = 10.0  # shorter than this, the warm-up is most of the run
 

@@ -13,6 +13,7 @@ from typing import Any
 from rigcheck.fleet.judge import OUTLIER_BAND, FleetVerdict, judge_fleet
 from rigcheck.fleet.nodes import FleetInputError, load_nodes
 from rigcheck.fleet.page import figure_names, render_fleet, worst_per_figure
+from rigcheck.paths import output_problem
 from rigcheck.reports.certificate import write_atomic
 from rigcheck.reports.cli import parse_noise
 from rigcheck.reports.plots import fmt_value
@@ -70,6 +71,9 @@ def parse_band(text: str) -> float:
 
 def run_fleet(args: argparse.Namespace) -> int:
     output = Path(args.output)
+    problem = output_problem(output)  # a device, a missing folder: not a temporary file's name
+    if problem:
+        raise FleetInputError(problem)
     if output.exists() and not args.force:
         raise FleetInputError(f"{output} exists: name another with -o, or pass --force")
     nodes, reference = _nodes_and_reference(args)

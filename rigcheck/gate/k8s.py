@@ -120,6 +120,12 @@ HINTS = {
 }
 
 
+# YAML of the wrong shape (a server that is a number, a context that is a string, a list at the
+# top): the client's loader fails inside with these, and a traceback exits 1, the code of a node
+# marked failed, with nothing sent.
+MISSHAPEN = (AttributeError, TypeError, KeyError)
+
+
 def _core_api() -> Any:
     """In a pod: its ServiceAccount; elsewhere: ~/.kube/config (kubectl's context)."""
     try:
@@ -134,7 +140,7 @@ def _core_api() -> Any:
     except config.ConfigException:
         try:
             config.load_kube_config()
-        except (config.ConfigException, OSError, ValueError, yaml.YAMLError) as exc:
+        except (config.ConfigException, OSError, ValueError, yaml.YAMLError, *MISSHAPEN) as exc:
             # a kubeconfig that is no text (UnicodeDecodeError) or no YAML: was a traceback
             reason = " ".join(str(exc).split())[:200] or type(exc).__name__
             raise KubernetesError(f"no cluster to talk to: not in a pod, and {reason}") from None

@@ -16,6 +16,7 @@ from rigcheck.errors import RigcheckError
 from rigcheck.gate.k8s import NodeMarker, node_patch
 from rigcheck.gate.quick_run import DEFAULT_TIMEOUT_S, new_run_dir, run_quick_tier
 from rigcheck.gate.tiers import seconds, tier_of
+from rigcheck.paths import folder_problem
 from rigcheck.reports.certificate import load_certificate
 
 NODE_ENV = "NODE_NAME"  # the DaemonSet sets it from the downward API (spec.nodeName)
@@ -80,6 +81,9 @@ def _certificate(args: argparse.Namespace) -> dict[str, Any]:
         return load_certificate(args.certificate)
     # The busy DaemonSet and the idle CronJob share a folder: each keeps its own last runs.
     kind = "k8sbusy" if args.busy_node else "k8s"
+    problem = folder_problem(args.dir, "--dir")  # a file or a device: said, not "File exists"
+    if problem:
+        raise RigcheckError(problem)
     try:
         run = run_quick_tier(new_run_dir(args.dir, kind), args.device_class, args.facts,
                              args.timeout, busy=args.busy_node,

@@ -17,6 +17,7 @@ from rigcheck.errors import RigcheckError
 from rigcheck.gate.quick_run import DEFAULT_TIMEOUT_S, FACTS_ENV, new_run_dir, run_quick_tier
 from rigcheck.gate.slurm import DRAIN, NOTHING, Action, Scontrol, SlurmError, decide
 from rigcheck.gate.tiers import seconds
+from rigcheck.paths import folder_problem
 
 DEFAULT_ROOT = "/var/lib/rigcheck"
 ROOT_ENV = "RIGCHECK_GATE_DIR"
@@ -254,17 +255,20 @@ def _read_baseline(root: Path, node: str) -> tuple[Path | None, dict[str, Any] |
 
 def _root(args: argparse.Namespace) -> Path:
     root = args.dir or Path(os.environ.get(ROOT_ENV) or DEFAULT_ROOT)
-    try:
-        root.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        problem = f"--dir {root}: {exc.strerror}; name a writable folder"
-        if args.mode in ("prolog", "epilog"):  # slurmd would drain for the gate's own typo
-            print(f"rigcheck slurm {args.mode}: node {_node(args)}: SETTINGS ERROR, no verdict, "
-                  f"node state not changed: {problem} (RIGCHECK_GATE_DIR in rigcheck.env, "
-                  "docs/slurm/README.md)", file=sys.stderr)  # fmt: skip
-            raise SystemExit(0) from None
-        raise RigcheckError(problem) from None
-    return root
+    option = "--dir" if args.dir else f"${ROOT_ENV}"
+    problem = folder_problem(root, option)  # a file or a device: said, not "File exists"
+    if not problem:
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+            return root
+        except OSError as exc:  # a full disk, a folder removed under it
+            problem = f"{option} {root}: {exc.strerror}; name a writable folder"
+    if args.mode in ("prolog", "epilog"):  # slurmd would drain for the gate's own typo
+        print(f"rigcheck slurm {args.mode}: node {_node(args)}: SETTINGS ERROR, no verdict, "
+              f"node state not changed: {problem} (RIGCHECK_GATE_DIR in rigcheck.env, "
+              "docs/slurm/README.md)", file=sys.stderr)  # fmt: skip
+        raise SystemExit(0)
+    raise RigcheckError(problem)
 
 
 def _node(args: argparse.Namespace) -> str:

@@ -11,6 +11,8 @@ import argparse
 import math
 from dataclasses import dataclass
 
+from rigcheck.number_text import plain_float
+
 
 @dataclass(frozen=True)
 class Tier:
@@ -47,7 +49,7 @@ def seconds(text: str) -> float:
     seconds above 0, else a usage error saying so. float() alone takes 'nan', 'inf' and 0, which
     made every check fail at once, or a timeout kill the run, and the gate drain the node."""
     try:
-        value = float(text)
+        value = plain_float(text)  # '１０' is a typo, not ten seconds
     except (TypeError, ValueError):
         value = math.nan
     if not (math.isfinite(value) and 0 < value <= MOST_SECONDS):

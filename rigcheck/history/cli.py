@@ -15,6 +15,7 @@ from typing import Any
 from rigcheck.errors import HistoryError
 from rigcheck.history.location import ENV, shown_url, store_url
 from rigcheck.history.retention import KEEP_PASSES, KEEP_PASSES_ENV, LAST_RUNS
+from rigcheck.number_text import is_whole
 from rigcheck.paths import output_problem
 
 DEFAULT_OUTPUT = "history.html"
@@ -55,7 +56,7 @@ def add_parser(subparsers: Any) -> None:
 
 
 def parse_count(text: str) -> int:
-    if not text.isdigit():
+    if not is_whole(text):
         raise argparse.ArgumentTypeError(f"{text!r} is not a count: write a whole number, e.g. 50")
     return int(text)
 
@@ -94,7 +95,10 @@ def run_history(args: argparse.Namespace) -> int:
         from rigcheck.reports.certificate import write_atomic
 
         changes = [c.text() for c in view.changes]
-        page = render_history(view.title, view.runs, view.drifts, view.notes, changes)
+        page = render_history(
+            view.title, view.runs, view.drifts, view.notes, changes,
+            (view.events, view.events_total),
+        )  # fmt: skip
         write_atomic(Path(args.html), page)
         print(f"wrote {args.html}", file=sys.stderr)
     return 0

@@ -1,5 +1,6 @@
-"""The kernel-log events a run read (facts' kernel_log: Xids, SXids, NVRM and amdgpu records) as
-rows of the store's `events`, and read back for a node or a board.
+"""The kernel-log events a run read (facts' kernel_log: Xids, SXids, NVRM and amdgpu records, and
+the driver error lines no rule explains) as rows of the store's `events`, and read back for a
+node or a board.
 
 A five-minute gate reads the same boot's log every time: an Xid logged once is read by every run
 until the node reboots. A line is one event per node, kept with the first run that read it (its
@@ -18,8 +19,18 @@ from sqlalchemy.engine import Connection, Engine
 from rigcheck.history import rows
 from rigcheck.history.schema import events
 
-SOURCES = (("xid_events", "xid"), ("nvrm_events", None), ("amdgpu_events", "amdgpu"))
+# A driver's error line no rule reads (facts/kernel_log/unexplained.py): most are NVRM lines at
+# the kernel's default level whose text says error, fail, timeout ... A run warns about them
+# once; stored, a fleet operator sees a node's or a board's over time.
+UNEXPLAINED = "unexplained"
+SOURCES = (
+    ("xid_events", "xid"),
+    ("nvrm_events", None),
+    ("amdgpu_events", "amdgpu"),
+    ("unexplained_events", UNEXPLAINED),
+)
 SXID = "sxid"  # an NVRM record of this kind is the NVSwitch driver's SXid (nvrm.py)
+COLUMNS = ("time (UTC)", "node", "GPU", "serial", "event", "line")  # the terminal's and the page's
 IN_LIST = 900  # line ids looked up per query: under SQLite's bound-parameter limit
 
 
@@ -43,6 +54,8 @@ NO_BOARD = {"gpu": None, "serial": None, "serial_key": None}
 
 def _row(event: dict, source: str | None, node: str, started_at: str, uptime: Any) -> dict:
     kind = event.get("kind") if isinstance(event.get("kind"), str) else None
+    if source == UNEXPLAINED:
+        kind = _driver_and_level(event)
     source = source or (SXID if kind == SXID else "nvrm")
     t_s = event.get("t_s") if isinstance(event.get("t_s"), int | float) else None
     text = event.get("text") if isinstance(event.get("text"), str) else None
@@ -62,6 +75,13 @@ def _row(event: dict, source: str | None, node: str, started_at: str, uptime: An
         "line_key": hashlib.sha256(line.encode()).hexdigest(),
         "text": text,
     }
+
+
+def _driver_and_level(event: dict) -> str | None:
+    """'NVRM warn', 'amdgpu err', 'NVRM unknown': who logged the line, at what level."""
+    words = [event.get(k) for k in ("driver", "level") if isinstance(event.get(k), str)]
+    shown = " ".join(w.split(" ", 1)[0] for w in words if w)
+    return shown[:40] or None
 
 
 def wall_time(started_at: str, uptime: Any, t_s: float | None) -> str | None:
@@ -127,7 +147,23 @@ def load_events(
 
 
 def what(event: dict[str, Any]) -> str:
-    """'Xid 79', 'SXid 12028', 'fallen_off_bus', 'amdgpu'."""
+    """'Xid 79', 'SXid 12028', 'fallen_off_bus', 'amdgpu', 'unexplained NVRM warn'."""
     if event["source"] in ("xid", SXID) and event["code"] is not None:
         return f"{'Xid' if event['source'] == 'xid' else 'SXid'} {event['code']}"
+    if event["source"] == UNEXPLAINED:
+        return f"{UNEXPLAINED} {event['kind'] or 'driver line'}"
     return event["kind"] or event["source"]
+
+
+def cells(event: dict[str, Any]) -> tuple[str, ...]:
+    """An event as a row of COLUMNS: its time (or its kernel stamp), node, GPU (or bus), serial,
+    what it is and the line."""
+    at = event["at"] or (f"boot+{event['t_s']:.0f}s" if event["t_s"] is not None else "?")
+    gpu = str(event["gpu"]) if event["gpu"] is not None else event["bus_id"] or ""
+    return (at, event["node"], gpu, event["serial"] or "", what(event), event["text"] or "")
+
+
+def events_title(events: list[dict[str, Any]], total: int) -> str:
+    """'kernel-log events: 6', or 'the last 50 of 1,204'."""
+    more = f"the last {len(events)} of {total:,}" if total > len(events) else len(events)
+    return f"kernel-log events: {more}"

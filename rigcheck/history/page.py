@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from html import escape
 
+from rigcheck.history.events import COLUMNS, cells, events_title
 from rigcheck.history.trends import Drift, days
 from rigcheck.reports.html import STYLE
 from rigcheck.reports.plots import fmt_value
@@ -50,8 +51,14 @@ def line_chart(points: list[tuple[str, float, str]]) -> str:
 
 
 def render_history(
-    title: str, runs: list[dict], drifts: list[Drift], notes: list[str], changes: list[str]
+    title: str,
+    runs: list[dict],
+    drifts: list[Drift],
+    notes: list[str],
+    changes: list[str],
+    events: tuple[list[dict], int] = ([], 0),
 ) -> str:
+    """events: the kernel-log events shown and how many are stored (as the terminal has them)."""
     rows = "".join(
         f"<tr><td>{escape(r['started_at'])}</td><td>{escape(r['node'])}</td>"
         f"<td>{escape(r['run_id'])}</td><td>{escape(r['verdict'])}</td></tr>"
@@ -69,5 +76,19 @@ def render_history(
         f"<style>{STYLE}</style></head><body><main><h1>{escape(title)}</h1>"
         f"<ul class='warnings'>{warnings}</ul>"
         f"<table><tr><th>started</th><th>node</th><th>run</th><th>verdict</th></tr>{rows}"
-        f"</table>{charts}</main></body></html>\n"
+        f"</table>{events_section(*events)}{charts}</main></body></html>\n"
+    )
+
+
+def events_section(events: list[dict], total: int) -> str:
+    """The terminal's kernel-log table: each line once, with the first run that read it."""
+    if not events:
+        return ""
+    head = "".join(f"<th>{escape(c)}</th>" for c in COLUMNS)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{escape(c)}</td>" for c in cells(e)) + "</tr>" for e in events
+    )
+    return (
+        f'<section data-events="{total}"><h2>{escape(events_title(events, total))}</h2>'
+        f"<table><tr>{head}</tr>{body}</table></section>"
     )

@@ -8,7 +8,7 @@ from typing import Any
 from rigcheck.errors import HistoryError
 from rigcheck.history import store
 from rigcheck.history.changes import Change, verdict_changes
-from rigcheck.history.events import load_events, what
+from rigcheck.history.events import COLUMNS, cells, events_title, load_events
 from rigcheck.history.retention import LAST_RUNS
 from rigcheck.history.rows import board_key
 from rigcheck.history.trends import Drift, drifts, spec_bands
@@ -149,16 +149,11 @@ def events_table(view: View):
     """The kernel-log events, each line once (the first run that read it)."""
     from rich.table import Table
 
-    shown = len(view.events)
-    more = f"the last {shown} of {view.events_total:,}" if view.events_total > shown else shown
-    table = Table(title=f"kernel-log events: {more}", title_justify="left")
-    for column in ("time (UTC)", "node", "GPU", "serial", "event", "line"):
+    table = Table(title=events_title(view.events, view.events_total), title_justify="left")
+    for column in COLUMNS:
         table.add_column(column, overflow="fold")
     for event in view.events:
-        at = event["at"] or (f"boot+{event['t_s']:.0f}s" if event["t_s"] is not None else "?")
-        gpu = str(event["gpu"]) if event["gpu"] is not None else event["bus_id"] or ""
-        cells = (at, event["node"], gpu, event["serial"] or "", what(event), event["text"] or "")
-        table.add_row(*cells)
+        table.add_row(*cells(event))
     return table
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 
 from rigcheck.errors import RigcheckError
+from rigcheck.number_text import is_whole
 
 # Certificates kept per node of its newest passing runs (a failure's is kept until pruned).
 KEEP_PASSES_ENV = "RIGCHECK_HISTORY_KEEP_PASSES"
@@ -20,7 +21,7 @@ def keep_passes() -> int:
     text = os.environ.get(KEEP_PASSES_ENV, "").strip()
     if not text:
         return KEEP_PASSES
-    if not text.isdigit():
+    if not is_whole(text):  # isdigit() took '１０', and '²', which int() refused
         raise RigcheckError(
             f"${KEEP_PASSES_ENV}={text!r}: a whole number of runs, e.g. 10 (or unset it)"
         )

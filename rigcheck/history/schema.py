@@ -5,8 +5,8 @@ A run is rows a database indexes (runs, gpus, the checks that did not pass, figu
 certificate is kept compressed and only for a while (certificates: failures, and each node's
 newest passes); `series` holds each node's figure series pre-aggregated to a bounded window, so
 that the check every run pays reads a few rows however long the history (issue 43). `events`
-holds the kernel-log events (Xids, SXids, NVRM and amdgpu records) a run read, each line once per
-node however many runs read it again."""
+holds the kernel-log events (Xids, SXids, NVRM and amdgpu records, unexplained driver lines) a
+run read, each line once per node however many runs read it again."""
 
 from __future__ import annotations
 
@@ -112,7 +112,7 @@ events = Table(
     # The first run that read the line: pruned with it.
     Column("run", Integer, ForeignKey("runs.id", ondelete="CASCADE"), nullable=False, index=True),
     Column("node", String(255), nullable=False),
-    Column("source", String(20), nullable=False),  # xid, sxid, nvrm, amdgpu
+    Column("source", String(20), nullable=False),  # xid, sxid, nvrm, amdgpu, unexplained
     Column("kind", String(40)),  # an NVRM record's kind (fallen_off_bus, ...)
     Column("code", Integer),  # the Xid or SXid number
     Column("gpu", Integer),  # the index of the GPU at bus_id in that run, when one is

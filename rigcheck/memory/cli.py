@@ -40,6 +40,7 @@ from rigcheck.memory.time_to_train import add_time_arguments, rates_from_args, t
 from rigcheck.memory.units import parse_size
 from rigcheck.memory.vllm_kv import DEFAULT_VERSION as VLLM_DEFAULT_VERSION
 from rigcheck.memory.vllm_kv import parse_version
+from rigcheck.number_text import float_option, int_option, is_plain
 from rigcheck.paths import holds_another_kind, json_with, output_problem
 
 _COUNT_SUFFIXES = {"": 1, "k": 10**3, "m": 10**6, "b": 10**9, "t": 10**12}
@@ -55,9 +56,11 @@ NOT_JOB = ("func", "json", "command", "output", "tokens", "steps", "matmul_tflop
 
 def parse_count(text: str) -> int:
     """A parameter count: '6738415616', '7.5e9', '7.5B', '350M'."""
-    body = text.strip().replace("_", "")
+    body = text.strip().replace("_", "")  # 7_000_000_000: grouping, as Python writes it
     suffix = body[-1:].lower() if body[-1:].isalpha() and body[-1:].lower() != "e" else ""
     try:
+        if not is_plain(body):  # Fraction('７') is 7
+            raise ValueError(body)
         value = Fraction(body[: len(body) - len(suffix)]) * _COUNT_SUFFIXES[suffix]
     except (ValueError, KeyError, ZeroDivisionError):
         raise ConfigError(
@@ -112,7 +115,9 @@ def add_fit_arguments(parser: argparse.ArgumentParser) -> None:
     model.add_argument("--params", type=_argtype(parse_count), help="parameter count, e.g. 7B")
     job = parser.add_argument_group("the job")
     job.add_argument("--method", choices=METHODS, default="full")
-    job.add_argument("--lora-rank", type=int, default=8, metavar="R", help="default 8 (PEFT)")
+    job.add_argument(
+        "--lora-rank", type=int_option, default=8, metavar="R", help="default 8 (PEFT)"
+    )
     job.add_argument(
         "--lora-targets", type=_argtype(parse_targets), metavar="LIST|all-linear",
         help="matrices to adapt: q,k,v,o,gate,up,down (or q_proj,...); default: PEFT's for the "
@@ -127,25 +132,27 @@ def add_fit_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"whose allocation conventions (default {DEFAULT_FRAMEWORK}); plain = the ZeRO paper",
     )  # fmt: skip
     job.add_argument(
-        "--zero", type=int, choices=(0, 1, 2, 3),
+        "--zero", type=int_option, choices=(0, 1, 2, 3),
         help="0 = DDP (default; fsdp: 3 = FULL_SHARD, 2 = SHARD_GRAD_OP; megatron: 1 = "
         "distributed optimizer)",
     )  # fmt: skip
     job.add_argument(
-        "--gpus", type=int, default=1,
+        "--gpus", type=int_option, default=1,
         help="all GPUs of the job: tp x pp x cp x data parallel (inference: tp = gpus / pp)",
     )  # fmt: skip
     for name, what in (("tp", "tensor"), ("pp", "pipeline"), ("ep", "expert"), ("cp", "context")):
-        job.add_argument(f"--{name}", type=int, help=f"{what}-parallel degree (default 1)")
+        job.add_argument(f"--{name}", type=int_option, help=f"{what}-parallel degree (default 1)")
     job.add_argument("--sp", action="store_true", help="Megatron sequence parallelism (with --tp)")
     job.add_argument(
         "--offload-optimizer", action="store_true",
         help="fp32 gradients, master weights and optimizer state on the host (ZeRO >= 1)",
     )  # fmt: skip
     job.add_argument("--offload-params", action="store_true", help="ZeRO-3: weights on host too")
-    job.add_argument("--batch", type=int, default=1, help="micro-batch per GPU (default 1)")
+    job.add_argument("--batch", type=int_option, default=1, help="micro-batch per GPU (default 1)")
     job.add_argument(
-        "--seq", type=int, help="tokens per sequence (default 2048, or the model's positions)"
+        "--seq",
+        type=int_option,
+        help="tokens per sequence (default 2048, or the model's positions)",
     )
     job.add_argument("--checkpointing", choices=RECOMPUTE, default="none")
     job.add_argument("--attention", choices=ATTENTION, default="flash", help="default flash")
@@ -153,16 +160,17 @@ def add_fit_arguments(parser: argparse.ArgumentParser) -> None:
     job.add_argument("--kv-dtype", choices=list(KV_DTYPES), help="default: the weights' dtype")
     job.add_argument("--engine", choices=ENGINES, default="vllm", help="inference (default vllm)")
     job.add_argument(
-        "--gpu-memory-utilization", type=float, default=VLLM_GPU_MEMORY_UTILIZATION,
+        "--gpu-memory-utilization", type=float_option, default=VLLM_GPU_MEMORY_UTILIZATION,
         metavar="F",
         help=f"vLLM: the share of the device the engine may use "
         f"(default {VLLM_GPU_MEMORY_UTILIZATION})",
     )  # fmt: skip
     job.add_argument(
-        "--max-num-batched-tokens", type=int, default=VLLM_MAX_NUM_BATCHED_TOKENS, metavar="N",
+        "--max-num-batched-tokens", type=int_option, default=VLLM_MAX_NUM_BATCHED_TOKENS,
+        metavar="N",
         help=f"vLLM: tokens one step may schedule (default {VLLM_MAX_NUM_BATCHED_TOKENS})",
     )  # fmt: skip
-    job.add_argument("--block-size", type=int, default=16, help="vLLM KV block tokens (16)")
+    job.add_argument("--block-size", type=int_option, default=16, help="vLLM KV block tokens (16)")
     job.add_argument(
         "--vllm-version", type=_argtype(_vllm_version), default=VLLM_DEFAULT_VERSION,
         metavar="X.Y",

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from rigcheck.memory.architecture import parameter_count, tensor_groups
 from rigcheck.memory.errors import ConfigError
 from rigcheck.memory.estimate import Job, estimate
+from rigcheck.number_text import plain_float, plain_int
 
 
 @dataclass(frozen=True)
@@ -273,7 +274,7 @@ def _positive(what: str, most: float = math.inf, least: float = 0.0):
 
     def parse(text: str) -> float:
         try:
-            value = float(text)
+            value = plain_float(text)
         except ValueError:
             value = math.nan
         if not (math.isfinite(value) and max(0, least) <= value <= most and value > 0):
@@ -291,7 +292,7 @@ def _count(what: str):
 
     def parse(text: str) -> int:
         try:
-            value = int(text)
+            value = plain_int(text)
         except ValueError:
             value = 0
         if value < 1:

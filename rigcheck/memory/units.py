@@ -23,7 +23,7 @@ _UNITS = {
     "gib": GiB,
     "tib": 2**40,
 }
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$")
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$", re.ASCII)  # not '８0GiB'
 
 
 def ceil_div(numerator: int, denominator: int) -> int:

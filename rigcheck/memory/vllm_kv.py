@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from rigcheck.memory.architecture import Architecture
 from rigcheck.memory.errors import ConfigError
 from rigcheck.memory.units import ceil_div
+from rigcheck.number_text import plain_int
 
 # 0.25: the oldest whose reservation was checked (issue #49878 reproduces v0.25.1's numbers with
 # the rule at 001cabc1); 0.33: the newest, whose code at 000fc94b keeps the 0.26 rule.
@@ -53,7 +54,7 @@ def parse_version(text: str) -> tuple[int, int]:
     """'0.33', '0.26.1' or 'v0.25.1' -> (0, 33); a ConfigError outside the versions read."""
     parts = str(text).strip().lstrip("v").split(".")
     try:
-        version = (int(parts[0]), int(parts[1]))
+        version = (plain_int(parts[0]), plain_int(parts[1]))  # '٠.٣٠' was echoed as given
     except (ValueError, IndexError):
         raise ConfigError(f"{text!r} is not a vLLM version (e.g. 0.33 or 0.25.1)") from None
     if not OLDEST <= version <= NEWEST:

@@ -16,6 +16,7 @@ from rigcheck.detect import describe_devices, detect_class, expected_gpu_count, 
 from rigcheck.errors import FactsError, SpecError, UnknownClassError
 from rigcheck.facts import Facts, collect_facts, load_facts
 from rigcheck.layout import SUITES_DIR
+from rigcheck.number_text import int_option
 from rigcheck.platforms import BARE_METAL, allowed, detect_platform, load_platforms
 from rigcheck.spec import Spec, load_all, spec_dir
 
@@ -61,7 +62,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--gpus",
-        type=int,
+        type=int_option,
         metavar="N",
         help="expected number of accelerators (default: the class's spec, e.g. 8 for l40s)",
     )

@@ -16,6 +16,7 @@ from rigcheck.distributed.results import CollectiveRun, CollectivesError, load_r
 from rigcheck.distributed.worker import size_arg
 from rigcheck.measure.check import INCOMPLETE_KEY
 from rigcheck.measure.timing import cap_s
+from rigcheck.number_text import float_option
 
 CPU_RANKS = 2  # CI's machine has 2 cores; gloo with 2 processes exercises the same path
 CPU_ITERS = 10  # a CPU iteration is ~0.1 s, and a shared machine is noisy: more of them
@@ -56,7 +57,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--collective-timeout",
         metavar="SECONDS",
-        type=float,
+        type=float_option,
         help="watchdog for the torchrun job; each collective times out at half of it "
         f"(default {WATCHDOG_S['gpu']:.0f} on GPUs, {WATCHDOG_S['cpu']:.0f} on cpu)",
     )

@@ -5,7 +5,8 @@
 - `--record-measurements FILE` writes a live session's figures in that same format.
 - pytest-benchmark stores every live run under reports/benchmarks/<class>/ (unless
   --benchmark-storage is given), so `--benchmark-compare` compares like with like; its
-  machine_info carries the GPUs, driver, clocks, power limit and torch/CUDA versions.
+  machine_info carries the GPUs, driver, clocks, power limit and torch/CUDA versions. The
+  folder is made when a run is stored, never left empty in the user's folder.
 - The terminal summary lists every measurement with its wall time.
 
 Light on import: nothing here imports torch.
@@ -29,7 +30,11 @@ from rigcheck.measure.rocm_env import prepare_rocm_tf32
 
 PERF_SESSION = pytest.StashKey[PerfSession]()
 ROCM_TF32_KEY = pytest.StashKey[str]()
+# The folders rigcheck's storage choice would make (that were not there): pytest-benchmark
+# makes its storage folder as it starts, timed or not; rigcheck takes them back if left empty.
+STORAGE_MADE = pytest.StashKey[list[Path]]()
 DEFAULT_STORAGE = "file://./.benchmarks"  # pytest-benchmark's own default
+NO_CLASS = "unknown-class"  # a live run no class fits: its timings are stored apart
 UNUSED_FIXTURE = "ignore:Benchmark fixture was not used at all"
 
 
@@ -71,14 +76,16 @@ def pytest_configure(config: pytest.Config) -> None:
     # The perf fixture asks for `benchmark` in every check; a check that skips or fails
     # before timing anything leaves it unused, which pytest-benchmark would call a warning.
     config.addinivalue_line("filterwarnings", UNUSED_FIXTURE)
-    named = _named_class(config)
-    if named and not replay and _storage_is_default(config):
-        config.option.benchmark_storage = _storage_for(config, named)
+    if _storage_is_default(config):  # never pytest-benchmark's ./.benchmarks in the user's cwd
+        storage = _storage_for(config, _named_class(config) or NO_CLASS)
+        config.stash[STORAGE_MADE] = _missing_folders(Path(storage.removeprefix("file://")))
+        config.option.benchmark_storage = storage
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     """The run is over: another rigcheck on this machine may measure now."""
     machine_lock.release()
+    _take_back_empty_storage(config)  # after pytest-benchmark stored the run, if it did
 
 
 def _wants_benchmark_table(config: pytest.Config) -> bool:
@@ -98,6 +105,33 @@ def _named_class(config: pytest.Config) -> str | None:
 
 def _storage_is_default(config: pytest.Config) -> bool:
     return getattr(config.option, "benchmark_storage", None) in (None, DEFAULT_STORAGE)
+
+
+def _storage_is_rigchecks(config: pytest.Config) -> bool:
+    """The storage is rigcheck's choice (the user gave no --benchmark-storage)."""
+    return STORAGE_MADE in config.stash
+
+
+def _missing_folders(path: Path) -> list[Path]:
+    """path and each of its parents that does not exist yet, deepest first."""
+    missing = []
+    while not path.exists() and path.parent != path:
+        missing.append(path)
+        path = path.parent
+    return missing
+
+
+def _take_back_empty_storage(config: pytest.Config) -> None:
+    """Remove the storage folders pytest-benchmark made at start if nothing went in them: a
+    stored run makes them again (FileStorage.get), and a comparison reads a missing folder as
+    an empty one."""
+    for folder in config.stash.get(STORAGE_MADE, []):
+        try:
+            folder.rmdir()  # only ever an empty folder
+        except FileNotFoundError:
+            continue  # taken back already (at the session's start)
+        except OSError:
+            return  # a stored run is in it
 
 
 def _storage_for(config: pytest.Config, class_name: str) -> str:
@@ -125,6 +159,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     """`--benchmark-compare=ID` naming no stored run is a usage error, said before anything is
     collected or judged and no report written (pytest-benchmark only warns, after the verdict)."""
     config = session.config
+    _take_back_empty_storage(config)  # every pytest_configure has run: the folders are made
     bench = getattr(config, "_benchmarksession", None)
     if bench is None or config.getoption("--replay-measurements"):
         return
@@ -150,7 +185,7 @@ def _point_storage_at_detected_class(config: pytest.Config) -> None:
     bench = getattr(config, "_benchmarksession", None)
     if bench is None or config.getoption("--replay-measurements"):
         return
-    if _named_class(config) or not _storage_is_default(config):
+    if _named_class(config) or not _storage_is_rigchecks(config):
         return
     from pytest_benchmark.utils import load_storage
 
@@ -160,6 +195,8 @@ def _point_storage_at_detected_class(config: pytest.Config) -> None:
     if target.spec is None:
         return
     storage = _storage_for(config, target.spec.name)
+    made = _missing_folders(Path(storage.removeprefix("file://")))
+    config.stash[STORAGE_MADE] = made + config.stash[STORAGE_MADE]
     bench.storage = load_storage(
         storage, logger=bench.logger, default_machine_id=bench.machine_id, netrc=""
     )

@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from rigcheck.facts.fabric.nccl_env import socket_ifname_matches
+from rigcheck.number_text import is_whole
 
 LEVELS = ("LOC", "PIX", "PXB", "PHB", "SYS")
 DEFAULT_GDR_LEVEL = "PXB"
@@ -79,7 +80,7 @@ def gdr_level(value: str | None) -> str:
     text = value.strip().upper()
     if text in LEVELS:
         return text
-    if text.isdigit() and int(text) <= 5:
+    if is_whole(text) and int(text) <= 5:  # NCCL's strtol reads 0-9 only
         return LEVELS[min(int(text), 4)]
     raise ValueError(f"NCCL_NET_GDR_LEVEL={value} is none of {', '.join(LEVELS)} or 0-5")
 
@@ -139,7 +140,7 @@ def roce_problems(port: str, port_facts: dict, settings: dict, interfaces: dict,
 def tc_problems(settings: dict, spec: dict) -> list[str]:
     value = settings.get("NCCL_IB_TC")
     wanted = spec.get("traffic_class")
-    if value is not None and not (value.strip().isdigit() and int(value) <= 255):
+    if value is not None and not (is_whole(value.strip()) and int(value) <= 255):
         return [f"NCCL_IB_TC={value} is not a traffic class (0-255)"]
     if wanted is not None and (value is None or int(value) != wanted):
         shown = "unset" if value is None else value

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from rigcheck.number_text import plain_float
 from rigcheck.paths import holds_another_kind, is_html, output_problem
 from rigcheck.reports.certificate import CertificateError, certificate_path, load_certificate
 from rigcheck.reports.diff import (
@@ -27,7 +28,7 @@ TITLES = {RUN: "Run", FACT: "Facts", FIGURE: "Figures", VERDICT: "Verdicts"}
 def parse_noise(text: str) -> float:
     """'5%' or '0.05' -> 0.05."""
     try:
-        value = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+        value = plain_float(text[:-1]) / 100 if text.endswith("%") else plain_float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(
             f"{text!r} is not a fraction (0.05) or percent (5%)"

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from rigcheck.paths import cannot_write_in
+from rigcheck.paths import folder_problem
 from rigcheck.reports.certificate import FILE_NAME
 
 
@@ -86,19 +86,14 @@ def take_regressions(config: pytest.Config) -> list[dict[str, str]]:
 
 def report_dir_problem(path: str) -> str | None:
     """Why --report-dir PATH cannot take this run's reports, or None. Nothing is created here."""
-    target = Path(path).expanduser()
-    if target.exists() and not target.is_dir():
-        return f"--report-dir {path}: is a file, not a folder. Name a folder (it is created)"
-    if (target / FILE_NAME).exists():
+    problem = folder_problem(path, "--report-dir")
+    if problem:
+        return problem
+    if (Path(path).expanduser() / FILE_NAME).exists():
         return (
             f"--report-dir {path}: already holds a run ({FILE_NAME}); rigcheck never overwrites "
             "one. Name a new folder, or leave --report-dir out for reports/<time>-<host>/"
         )
-    existing = next((p for p in [target, *target.parents] if p.exists()), None)
-    if existing is None or not existing.is_dir():
-        return f"--report-dir {path}: {existing} is a file, so the folder cannot be made there"
-    if cannot_write_in(existing):
-        return f"--report-dir {path}: {existing} is not writable. Name a folder you can write"
     return None
 
 

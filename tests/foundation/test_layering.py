@@ -24,7 +24,7 @@ MAX_LINES = 500
 
 # Bottom to top; docs/architecture.md explains each. A new module or package joins one here.
 LAYERS: list[tuple[str, set[str]]] = [
-    ("base", {"__init__", "errors", "jsonfile", "layout", "paths", "progress"}),
+    ("base", {"__init__", "errors", "jsonfile", "layout", "number_text", "paths", "progress"}),
     ("facts", {"facts"}),
     (
         "spec",

@@ -59,12 +59,20 @@ def test_each_line_is_one_row_with_its_gpu_time_and_code_however_many_runs_read_
     assert rows[2]["gpu"] is None and rows[2]["bus_id"] == "0000:06:00.0"  # a switch, no GPU
 
 
-def test_history_shows_the_node_s_events_and_the_board_s_own(url, capsys):
+def test_history_shows_the_node_s_events_and_the_board_s_own(url, tmp_path, capsys):
     two_runs_of_one_boot(url)
-    assert main(["history", "node-17", "--history", url]) == 0
+    page = tmp_path / "node-17.html"
+    assert main(["history", "node-17", "--history", url, "--html", str(page)]) == 0
     out = capsys.readouterr().out
     assert "kernel-log events: 6" in out
     assert "Xid 79" in out and "SXid 20034" in out and "fallen_off_bus" in out
+    # the page has the table the terminal prints
+    html = page.read_text()
+    assert '<section data-events="6"><h2>kernel-log events: 6</h2>' in html
+    assert "<th>time (UTC)</th><th>node</th><th>GPU</th><th>serial</th><th>event</th>" in html
+    # the Xid 79 row: its time, node, GPU 1 and its masked serial
+    assert "<td>2026-11-02T09:59:01Z</td><td>node-17</td><td>1</td><td>masked…6782</td>" in html
+    assert html.count("<td>SXid 20034</td>") == 4 and "<td>fallen_off_bus</td>" in html
     assert main(["history", BOARD, "--history", url]) == 0
     board = capsys.readouterr().out
     assert "kernel-log events: 2" in board and "Xid 79" in board and "SXid" not in board
@@ -85,3 +93,34 @@ def test_a_run_written_again_keeps_its_events_once(url):
     assert remember_run(url, certificate, facts) == []
     assert remember_run(url, certificate, facts) == []
     assert len(stored(url)) == 6
+
+
+# H100s in confidential-computing mode (NVIDIA/nvtrust#54): driver assertions, then the FSP boot
+# command times out; no rule reads these lines. RM prints them with no level of its own, so the
+# kernel logs them at its default, warning: as `dmesg -r` shows them ("<4>"; unexplained.py).
+NVTRUST_54 = "https://github.com/NVIDIA/nvtrust/issues/54"
+
+
+def with_unexplained_lines(facts: dict) -> dict:
+    import json
+
+    from history_runs import REPO
+
+    from rigcheck.facts.kernel_log import reader
+
+    cases = json.loads((REPO / "fixtures" / "realworld" / "kernel_log.json").read_text())
+    case = next(c for c in cases["nvidia"] if c["source"] == NVTRUST_54)
+    log = reader._events("dmesg", [f"<4>{line}" for line, _ in case["lines"]], None)
+    return {**facts, "kernel_log": {**log, "uptime_s": 300.0}}
+
+
+def test_driver_lines_no_rule_explains_are_stored_as_their_own_kind(url, capsys):
+    certificate, facts = node_run("node-17", "2026-11-02T10:00:00Z")
+    assert remember_run(url, certificate, with_unexplained_lines(facts)) == []
+    rows = stored(url)
+    assert [(r["source"], r["kind"]) for r in rows] == [("unexplained", "NVRM warn")] * 4
+    assert rows[-1]["text"] == "NVRM: kfspPollForResponse_IMPL: FSP command timed out"
+    assert rows[-1]["at"] == "2026-11-02T09:57:01Z"  # 10:00:00 less (300 - 121.802181) s
+    assert main(["history", "node-17", "--history", url]) == 0
+    out = capsys.readouterr().out
+    assert "kernel-log events: 4" in out and out.count("unexplained NVRM warn") == 4

@@ -136,7 +136,7 @@ PYTEST_CASES = (
     + [(f"--plan={f}",) for f in BAD_FILES]
     + [("--plan=plan.json", json.dumps(p)) for p in PLAN_BAD]
     + [("--gpus", n) for n in ["0", "-1", "100000", "abc", "1.5", "nan"]]
-    + [("--report-dir", p) for p in ["a-file", "a-file/sub", "/proc/rigcheck-test"]]
+    + [("--report-dir", p) for p in ["a-file", "a-file/sub", "/proc/rigcheck-test", "/dev/full"]]
     + [("--collective-timeout", n) for n in ["nan", "inf", "-1", "0", "abc", "1e400"]]
     + [("--collective-bytes", n) for n in ["0", "-1", "abc", "1e400", "nan"]]
     + [(f"--replay-measurements={f}",) for f in ["missing.json", "empty.json", "binary.json"]]

@@ -39,23 +39,38 @@ def kubeconfig(tmp_path: Path, server: str) -> Path:
 
 
 def mark(tmp_path: Path, server: str, *args: str) -> subprocess.CompletedProcess:
+    """`rigcheck k8s mark` in a process of its own. A Python that dies of an uncaught error
+    exits 1, the code of a failed node: a crash must fail here, with its stderr, and not pass
+    as the verdict (a run that exited 1 having sent nothing failed later as an IndexError on
+    the requests the server saw, and said nothing of why)."""
     env = {
         "PATH": "/usr/bin:/bin",
         "HOME": str(tmp_path),
         "KUBECONFIG": str(kubeconfig(tmp_path, server)),
     }  # not in a pod: no in-cluster env
-    return subprocess.run(
+    done = subprocess.run(
         [sys.executable, "-m", "rigcheck", "k8s", "mark", "--certificate", str(FAILED), *args],
         env=env, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
+    assert "Traceback" not in done.stderr, done.stderr
+    return done
+
+
+def marked_failed(done: subprocess.CompletedProcess, api: FakeApiServer) -> list:
+    """The requests of a run that marked the failed node: exit 1 and the verdict line said."""
+    last = done.stderr.strip().splitlines()[-1:] or [""]
+    assert done.returncode == 1 and last[0].startswith(
+        "rigcheck k8s mark: node gpu7: verdict fail"
+    ), done.stderr
+    assert [r.method for r in api.seen] == ["GET", "PATCH"], (api.seen, done.stderr)
+    return api.seen
 
 
 def test_a_dry_run_sends_a_strategic_merge_patch_with_dry_run_all(tmp_path):
     with FakeApiServer({"gpu7": node("gpu7", [GPU_TAINT])}) as api:
         done = mark(tmp_path, api.url, "--node", "gpu7")
         stored = api.nodes["gpu7"]
-    assert done.returncode == 1, done.stderr  # the certificate failed: exit 1, as documented
-    read, patch = api.seen
+    read, patch = marked_failed(done, api)  # the certificate failed: exit 1, as documented
     assert (read.method, read.path) == ("GET", "/api/v1/nodes/gpu7")
     assert (patch.method, patch.path, patch.query) == (
         "PATCH",
@@ -75,8 +90,7 @@ def test_apply_sends_the_same_patch_without_dry_run_and_it_is_stored(tmp_path):
     with FakeApiServer({"gpu7": node("gpu7", [GPU_TAINT])}) as api:
         done = mark(tmp_path, api.url, "--node", "gpu7", "--apply")
         stored = api.nodes["gpu7"]
-    assert done.returncode == 1, done.stderr
-    patch = api.seen[-1]
+    _, patch = marked_failed(done, api)
     assert patch.method == "PATCH" and patch.query == {} and patch.content_type == STRATEGIC
     assert [t["key"] for t in stored["spec"]["taints"]] == ["nvidia.com/gpu", TAINT_KEY]
     assert stored["metadata"]["labels"]["rigcheck.dev/verdict"] == "fail"
@@ -134,10 +148,39 @@ def test_other_taints_go_back_with_every_field_as_the_api_spells_it(tmp_path):
                    "timeAdded": "2026-11-25T17:00:00Z"}  # fmt: skip
     with FakeApiServer({"gpu7": node("gpu7", [unreachable, GPU_TAINT])}) as api:
         done = mark(tmp_path, api.url, "--node", "gpu7")
-    assert done.returncode == 1, done.stderr
-    sent, gpu = api.seen[-1].body["spec"]["taints"][:2]
+    _, patch = marked_failed(done, api)
+    sent, gpu = patch.body["spec"]["taints"][:2]
     assert gpu == GPU_TAINT and sorted(sent) == ["effect", "key", "timeAdded"]
     assert {k: sent[k] for k in ("key", "effect")} == {k: unreachable[k] for k in ("key", "effect")}
     # RFC 3339 either way (the client writes +00:00 for Z): the same instant goes back.
     when = dt.datetime.fromisoformat(sent["timeAdded"].replace("Z", "+00:00"))
     assert when == dt.datetime(2026, 11, 25, 17, 0, tzinfo=dt.timezone.utc)
+
+
+@pytest.mark.parametrize(
+    "kubeconfig_text",
+    [
+        '{"current-context": "t", "clusters": [{"name": "t", "cluster": {"server": 123}}], '
+        '"users": [{"name": "t", "user": {"token": "x"}}], '
+        '"contexts": [{"name": "t", "context": {"cluster": "t", "user": "t"}}]}',
+        '{"current-context": "t", "contexts": [{"name": "t", "context": "x"}]}',
+        "[]",
+    ],
+)
+def test_a_kubeconfig_of_the_wrong_shape_is_one_line_not_a_crash(
+    kubeconfig_text, tmp_path, monkeypatch
+):
+    """Each was an AttributeError or TypeError traceback: exit 1, a failed node's code, and no
+    request sent (what the flake above looked like)."""
+    from kubernetes.client import Configuration
+    from kubernetes.config import kube_config
+
+    from rigcheck.gate.k8s import _core_api
+
+    path = tmp_path / "kubeconfig"
+    path.write_text(kubeconfig_text)
+    monkeypatch.setattr(kube_config, "KUBE_CONFIG_DEFAULT_LOCATION", str(path))
+    monkeypatch.setattr(Configuration, "_default", Configuration._default)
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)  # not in a pod
+    with pytest.raises(KubernetesError, match=r"^no cluster to talk to: not in a pod, and "):
+        _core_api()

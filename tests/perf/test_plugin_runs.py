@@ -29,6 +29,16 @@ def test_a_live_cpu_measurement_is_stored_per_class_with_its_figures(perf_run, s
     assert abs(gb / bench["stats"]["median"] - extra["value"]) < 1e-6 * extra["value"]
 
 
+def test_a_run_that_times_nothing_leaves_no_benchmark_folder(perf_run, pytester, spec_dir):
+    """No class in -m (as `rigcheck slurm prolog` runs it) and nothing timed: pytest-benchmark
+    made ./.benchmarks in the user's folder as it started; rigcheck's storage is taken back."""
+    replay = measurements(device_copy_gbps={0: 2950.0})
+    run = perf_run(h100_facts(), replay, "-k", "device_copy_gbps and not spread")
+    assert run.only("passed") == ["test_memory_bandwidth[gpu0-device_copy_gbps]"], run.output
+    assert not (pytester.path / ".benchmarks").exists()  # pytester runs in its own folder
+    assert not (spec_dir.parent / "reports" / "benchmarks").exists()
+
+
 def test_measurements_refuse_to_run_under_xdist(perf_run, monkeypatch):
     monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw1")
     run = perf_run(None, None, "-m", "cpu and perf", "-k", "tflops and fp32")

@@ -58,7 +58,7 @@ def parse_window(text: str | None) -> int | None:
     """'2h' -> 7200 seconds; None, '' or 'boot' -> None (since boot). Raises ValueError."""
     if text is None or text.strip().lower() in ("", "boot"):
         return None
-    match = re.fullmatch(r"(\d+)\s*([smhd]?)", text.strip().lower())
+    match = re.fullmatch(r"(\d+)\s*([smhd]?)", text.strip().lower(), re.ASCII)  # not '２h'
     if not match or int(match.group(1)) <= 0:
         raise ValueError(
             f"Xid window {text!r} is not a duration: write e.g. 2h, 30m, 900s or 'boot'"
