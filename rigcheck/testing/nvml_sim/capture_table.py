@@ -51,7 +51,7 @@ def _unprefixed(lines: list[str]) -> list[str]:
     out = []
     for line in lines:
         starts = [i for i in (line.find("|"), line.find("+-")) if i >= 0]
-        out.append(line[min(starts):].rstrip() if starts else line.strip())
+        out.append(line[min(starts) :].rstrip() if starts else line.strip())
     return out
 
 

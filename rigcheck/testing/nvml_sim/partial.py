@@ -75,8 +75,9 @@ def _overlay(gpu: dict[str, Any], g: ET.Element) -> set[str]:
         lambda v: _volatile_uncorrected(gpu, int(v)))  # fmt: skip
     put("mig_mode/current_mig", "mig.current", lambda v: _mig(gpu, v))
     put("fb_memory_usage/total", "memory_total_bytes", lambda v: _memory(gpu, g))
-    for element, key, fact in (("power_draw", "draw_mw", "draw_w"),
-                               ("current_power_limit", "enforced_limit_mw", "limit_w")):  # fmt: skip
+    power = (("power_draw", "draw_mw", "draw_w"),
+             ("current_power_limit", "enforced_limit_mw", "limit_w"))  # fmt: skip
+    for element, key, fact in power:
         put(f"gpu_power_readings/{element}", f"power.{fact}",
             lambda v, key=key: gpu["power"].update({key: _mw(v)}))  # fmt: skip
     if g.find("processes") is not None:
@@ -102,9 +103,10 @@ def _volatile_uncorrected(gpu: dict[str, Any], count: int) -> None:
     """The table's count is NVML's volatile uncorrected total: DRAM and SRAM together."""
     gpu["ecc_errors"]["dram_uncorrected_volatile"] = count
     gpu["ecc_errors"]["sram_uncorrected_volatile"] = 0
+    errors = gpu["ecc_errors"]
     for span in ("dram", "sram"):  # a lifetime count is never below the count since boot
         key = f"{span}_uncorrected_aggregate"
-        gpu["ecc_errors"][key] = max(gpu["ecc_errors"][key], gpu["ecc_errors"][f"{span}_uncorrected_volatile"])
+        errors[key] = max(errors[key], errors[f"{span}_uncorrected_volatile"])
 
 
 def _mig(gpu: dict[str, Any], state: str) -> None:
