@@ -118,33 +118,34 @@ def _ecc(gpu: ET.Element, cell: str) -> None:
 
 
 def _processes(lines: list[str], gpus: dict[str | None, ET.Element]) -> None:
-    """The processes table; a capture cut before it leaves every GPU without <processes>."""
+    """The processes the table lists. An empty list is not written: nvidia-smi in a container
+    lists none ("No running processes found", or no rows) while processes of the host's PID
+    namespace hold the GPU, so it does not say the GPU is free. A capture cut inside the
+    table leaves every GPU without <processes> too: the list is not known to be whole."""
     try:
         start = next(i for i, line in enumerate(lines) if "Processes:" in line)
+        rule = next(i for i, line in enumerate(lines[start:]) if line.startswith("|==="))
     except StopIteration:
         return
-    body = lines[start:]
-    if "No running processes found" in " ".join(body[:8]):
-        for gpu in gpus.values():
-            ET.SubElement(gpu, "processes")
-        return
-    try:
-        rule = next(i for i, line in enumerate(body) if line.startswith("|==="))
-    except StopIteration:
-        return
-    found = {key: ET.SubElement(gpu, "processes") for key, gpu in gpus.items()}
-    for line in body[rule + 1 :]:
-        if line.startswith("+"):
-            return  # the table's closing rule: every process is in
+    rows: list[re.Match[str]] = []
+    for line in lines[start + rule + 1 :]:
+        if line.startswith("+"):  # the table's closing rule: every process is in
+            break
         match = PROCESS.match(line.strip("|"))
-        if match and match["gpu"] in found:
-            proc = ET.SubElement(found[match["gpu"]], "process_info")
-            _put(proc, "pid", match["pid"])
-            _put(proc, "type", match["type"])
-            _put(proc, "process_name", match["name"])
-            _put(proc, "used_memory", f"{match['mib']} MiB")
-    for gpu in gpus.values():  # cut inside the table: the list is not known to be whole
-        gpu.remove(gpu.find("processes"))
+        if match and match["gpu"] in gpus:
+            rows.append(match)
+    else:
+        return
+    if not rows:
+        return
+    for gpu in gpus.values():
+        ET.SubElement(gpu, "processes")
+    for match in rows:
+        proc = ET.SubElement(gpus[match["gpu"]].find("processes"), "process_info")
+        _put(proc, "pid", match["pid"])
+        _put(proc, "type", match["type"])
+        _put(proc, "process_name", match["name"])
+        _put(proc, "used_memory", f"{match['mib']} MiB")
 
 
 def _put(parent: ET.Element, path: str, value: str | None) -> None:

@@ -113,6 +113,9 @@ def parse_text(text: str) -> ET.Element:
             parent = _reason_section(stack)  # HW Thermal Slowdown is HW Slowdown's sibling
         if parent.tag == "processes":
             parent = _process(parent, label)
+        elif parent.tag == "pid" and len(stack) > 1 and stack[-2][1].tag == "processes":
+            # R535 nests Type, Name and memory under "Process ID": they are its process's
+            parent = stack[-2][1].findall("process_info")[-1]
         node = ET.SubElement(parent, element_name(label, parent.tag))
         node.text = (value or "").strip() if value is not None else None
         stack.append((indent, node))
