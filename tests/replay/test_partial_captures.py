@@ -31,6 +31,9 @@ INDEX = json.loads((CAPTURES / "partial_captures.json").read_text())["captures"]
 def partial_snapshot(tmp_path: Path, entry: dict) -> tuple[dict, set[str], int]:
     text = (CAPTURES / entry["file"]).read_text()
     root = parse_table(text) if is_table(text) else read_capture(text)
+    for gpu in root.findall("gpu") if "sections" in entry else []:
+        for section in [s for s in gpu if s.tag not in entry["sections"]]:
+            gpu.remove(section)  # a board with no class: only these sections are replayed
     gpus = len(root.findall("gpu"))
     base = synthetic_snapshot(load_spec(entry["class"]), gpus=gpus)
     machine, held = partial_machine(root, base, Path(entry["file"]).stem, entry["source"])

@@ -17,6 +17,7 @@ from rigcheck.testing.nvml_sim.from_facts import profile_from_snapshot
 from rigcheck.testing.nvml_sim.make_profiles import (
     _affinity,
     _reasons,
+    _retired,
     _topology,
     known,
     mib,
@@ -66,7 +67,10 @@ def _overlay(gpu: dict[str, Any], g: ET.Element) -> set[str]:
             held.add(f"devices.*.{fact}")
 
     put("product_name", "name", lambda v: gpu.update(name=v))
-    put("pci/pci_bus_id", "pci.bus_id", lambda v: gpu["pci"].update(bus_id=v))
+    bus = t("pci/pci_bus_id") or g.get("id")  # the "GPU BUS" heading names it too
+    if bus:
+        gpu["pci"]["bus_id"] = bus
+        held.add("devices.*.pci.bus_id")
     put("persistence_mode", "persistence_mode",
         lambda v: gpu.update(persistence_mode=ENABLED[v]))  # fmt: skip
     put("temperature/gpu_temp", "temperature_c", lambda v: gpu.update(temperature_c=number(v)))
@@ -86,6 +90,45 @@ def _overlay(gpu: dict[str, Any], g: ET.Element) -> set[str]:
     if g.find("clocks_event_reasons") is not None or g.find("clocks_throttle_reasons") is not None:
         gpu["clock_event_reasons"] = _reasons(g)
         held.add("devices.*.throttle_reasons")
+    put("pci/pci_device_id", "pci.device_id",
+        lambda v: gpu["pci"].update(device_id="0x" + v.lower().removeprefix("0x")))  # fmt: skip
+    return held | _memory_repair(gpu, g) | _link(gpu, g)
+
+
+def _memory_repair(gpu: dict[str, Any], g: ET.Element) -> set[str]:
+    """Remapped rows (Ampere and later) and retired pages (earlier), where printed."""
+    held = set()
+    rows = {"correctable": "remapped_row_corr", "uncorrectable": "remapped_row_unc",
+            "pending": "remapped_row_pending", "failure": "remapped_row_failure"}  # fmt: skip
+    for key, element in rows.items():  # an excerpt may print some of them
+        value = g.findtext(f"remapped_rows/{element}")
+        if value is not None and gpu["remapped_rows"] is not None:
+            gpu["remapped_rows"][key] = {"Yes": 1, "No": 0}.get(value, number(value))
+            held.add(f"devices.*.remapped_rows.{key}")
+    if g.find("retired_pages") is not None:  # N/A from Ampere on: NVML's Not Supported
+        gpu["retired_pages"] = _retired(g)
+        held.add("devices.*.retired_pages")
+    return held
+
+
+LINK = {"gen_current": "pcie_gen/current_link_gen", "gen_max": "pcie_gen/max_link_gen",
+        "gen_device_max": "pcie_gen/max_device_link_gen",
+        "width_current": "link_widths/current_link_width",
+        "width_max": "link_widths/max_link_width"}  # fmt: skip
+
+
+def _link(gpu: dict[str, Any], g: ET.Element) -> set[str]:
+    """The PCIe link as printed; the replay count is the facts' pcie_replays."""
+    held = set()
+    for key, path in LINK.items():
+        value = number(g.findtext(f"pci/pci_gpu_link_info/{path}"))
+        if value is not None:
+            gpu["pcie"][key] = value
+            held.add(f"devices.*.pcie.{key}")
+    replays = number(g.findtext("pci/replay_counter"))
+    if replays is not None:
+        gpu["pcie"]["replays"] = replays
+        held.add("devices.*.pcie_replays")
     return held
 
 
