@@ -79,7 +79,7 @@ def _gpu(root: ET.Element, rows: list[list[str]]) -> ET.Element:
     index, rest = first[0].split(None, 1)
     name, persistence = rest.rsplit(None, 1)
     gpu = ET.SubElement(root, "gpu", id=first[1].split()[0], index=index)
-    _put(gpu, "product_name", name)
+    _put(gpu, "product_name", None if name.endswith("...") else name)  # cut to the column
     _put(gpu, "persistence_mode", {"On": "Enabled", "Off": "Disabled"}.get(persistence))
     _put(gpu, "pci/pci_bus_id", first[1].split()[0])
     _ecc(gpu, first[2])
