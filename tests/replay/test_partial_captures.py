@@ -17,6 +17,7 @@ from suite_replays import SUITES, SuiteRunner
 
 from rigcheck.facts import typed
 from rigcheck.spec import load_spec
+from rigcheck.testing.nvml_sim.capture_nvlink import is_nvlink_status, parse_nvlink_status
 from rigcheck.testing.nvml_sim.capture_table import is_table, parse_table
 from rigcheck.testing.nvml_sim.capture_text import read_capture
 from rigcheck.testing.nvml_sim.corpus import CAPTURES
@@ -30,7 +31,10 @@ INDEX = json.loads((CAPTURES / "partial_captures.json").read_text())["captures"]
 
 def partial_snapshot(tmp_path: Path, entry: dict) -> tuple[dict, set[str], int]:
     text = (CAPTURES / entry["file"]).read_text()
-    root = parse_table(text) if is_table(text) else read_capture(text)
+    if is_table(text):
+        root = parse_table(text)
+    else:
+        root = parse_nvlink_status(text) if is_nvlink_status(text) else read_capture(text)
     for gpu in root.findall("gpu") if "sections" in entry else []:
         for section in [s for s in gpu if s.tag not in entry["sections"]]:
             gpu.remove(section)  # a board with no class: only these sections are replayed
@@ -44,8 +48,10 @@ def partial_snapshot(tmp_path: Path, entry: dict) -> tuple[dict, set[str], int]:
 
 
 def is_held(read: str, held: set[str]) -> bool:
+    """A held fact, or one inside it; "=fact" holds that fact alone (a list, not its items)."""
     pattern = typed.pattern_of(read)
-    return any(pattern == h or pattern.startswith(h + ".") for h in held)
+    return any(pattern == h.removeprefix("=") or (h[0] != "=" and pattern.startswith(h + "."))
+               for h in held)  # fmt: skip
 
 
 @pytest.fixture

@@ -92,7 +92,19 @@ def _overlay(gpu: dict[str, Any], g: ET.Element) -> set[str]:
         held.add("devices.*.throttle_reasons")
     put("pci/pci_device_id", "pci.device_id",
         lambda v: gpu["pci"].update(device_id="0x" + v.lower().removeprefix("0x")))  # fmt: skip
-    return held | _memory_repair(gpu, g) | _link(gpu, g)
+    put("uuid", "uuid", lambda v: gpu.update(uuid=v))
+    return held | _memory_repair(gpu, g) | _link(gpu, g) | _nvlink(gpu, g)
+
+
+def _nvlink(gpu: dict[str, Any], g: ET.Element) -> set[str]:
+    """Which links `nvlink -s` lists and which are up; not their NVLink version, which it
+    does not print ("=": that fact exactly, not the facts below it)."""
+    links = g.findall("nvlink_links/link")
+    if not links or gpu.get("nvlink") is None:
+        return set()
+    gpu["nvlink"]["links"] = len(links)
+    gpu["nvlink"]["inactive"] = [int(x.get("id")) for x in links if x.get("state") != "active"]
+    return {"=devices.*.nvlink", "devices.*.nvlink.*.link", "devices.*.nvlink.*.active"}
 
 
 def _memory_repair(gpu: dict[str, Any], g: ET.Element) -> set[str]:
