@@ -45,7 +45,7 @@ def partial_machine(root: ET.Element, synthetic: dict[str, Any], name: str,
     if driver:
         filler["driver_version"] = driver
         held.add("software.nvidia_driver.version")
-    if cuda:
+    if cuda and cuda[0].isdigit():  # a vGPU host prints "Not Found"
         major, minor = (int(x) for x in cuda.split(".")[:2])
         filler["cuda_driver_version"] = major * 1000 + minor * 10
         held.add("software.nvidia_driver.cuda_driver_version")
