@@ -44,9 +44,8 @@ def test_no_uncorrected_ecc_errors(spec, nvidia_devices):
     """NVML counts errors only with ECC on; GPUs with it off are test_ecc_enabled's failure."""
     expected(spec, "ecc")
     ecc_on = [d for d in nvidia_devices if not _ecc_known_off(d)]
-    bad = [
-        f"{gpu_label(d)}: {n} since boot, "
-        f"{device_value(d, 'ecc_errors.aggregate_uncorrected', required=True)} lifetime"
+    bad = [  # the lifetime count only adds context: an unreadable one must not hide the errors
+        f"{gpu_label(d)}: {n} since boot, {shown(d, 'ecc_errors.aggregate_uncorrected')} lifetime"
         for d, n in device_fact(ecc_on, "ecc_errors.volatile_uncorrected", required=True)
         if n > 0
     ]

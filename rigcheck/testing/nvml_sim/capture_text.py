@@ -113,9 +113,29 @@ def parse_text(text: str) -> ET.Element:
             parent = _reason_section(stack)  # HW Thermal Slowdown is HW Slowdown's sibling
         if parent.tag == "processes":
             parent = _process(parent, label)
+        elif parent.tag == "pid" and len(stack) > 1 and stack[-2][1].tag == "processes":
+            # R535 nests Type, Name and memory under "Process ID": they are its process's
+            parent = stack[-2][1].findall("process_info")[-1]
         node = ET.SubElement(parent, element_name(label, parent.tag))
         node.text = (value or "").strip() if value is not None else None
         stack.append((indent, node))
+    return _headless(root)
+
+
+HEADER = {"timestamp", "driver_version", "cuda_version", "attached_gpus"}
+
+
+def _headless(root: ET.Element) -> ET.Element:
+    """An excerpt of one GPU's sections without its "GPU BUS" heading (a bug report quoting
+    only its Remapped Rows): those sections are one GPU's."""
+    if root.find("gpu") is not None:
+        return root
+    sections = [child for child in root if child.tag not in HEADER]
+    if sections:
+        gpu = ET.SubElement(root, "gpu")
+        for child in sections:
+            root.remove(child)
+            gpu.append(child)
     return root
 
 
