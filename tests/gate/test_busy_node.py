@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from suite_replays import SuiteRunner
 
 from rigcheck.gate.busy import BUSY_UNJUDGED, NOT_JUDGED, hide_gpus, unjudged_reason
 from rigcheck.plugin import gate as gate_plugin
@@ -86,17 +87,17 @@ def test_a_busy_node_passes_on_what_it_can_judge_and_says_what_it_did_not(tmp_pa
     assert checks["test_ecc_counts_within_ceilings"]["outcome"] == "pass"
 
 
-def test_busy_node_needs_the_quick_tier(tmp_path):
+def test_busy_node_needs_the_quick_tier(pytester):
+    # In this process (tests/suite_replays.py): the usage error is the plugin's, not the process's;
+    # the runs above show the option through a real pytest process.
+    runner = SuiteRunner(pytester)
+    healthy = REPO / "fixtures" / "snapshots" / "h100.json"
     for args in ([], ["--tier", "standard"]):
-        done = subprocess.run(
-            [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-m", "h100",
-             f"--facts={REPO / 'fixtures' / 'snapshots' / 'h100.json'}",
-             f"--report-dir={tmp_path / str(len(args))}", *args, "--busy-node",
-             str(REPO / "suites")],
-            cwd=REPO, capture_output=True, text=True, timeout=120,
-        )  # fmt: skip
-        assert done.returncode == pytest.ExitCode.USAGE_ERROR
-        assert "--busy-node goes with --tier quick" in done.stderr
+        done = runner(
+            REPO / "suites", "-m", "h100", *args, "--busy-node", inputs={"--facts": healthy}
+        )
+        assert done.ret == pytest.ExitCode.USAGE_ERROR, done.output[-2000:]
+        assert "--busy-node goes with --tier quick" in done.result.stderr.str()
 
 
 def test_every_unjudged_check_exists_in_the_suites():
