@@ -180,6 +180,17 @@ def chromium() -> str:
     return found
 
 
+@pytest.fixture(scope="session")
+def cpu_snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """This machine's facts, recorded once per process with the real command (`rigcheck facts`):
+    replaying them keeps a run to a few seconds. tests/foundation and tests/reports each recorded
+    their own (a torch probe process each, about a fifth of either folder's longest setup)."""
+    path = tmp_path_factory.mktemp("facts") / "machine.json"
+    cli = [sys.executable, "-m", "rigcheck", "facts", "-o", str(path)]
+    subprocess.run(cli, check=True, capture_output=True, timeout=300)
+    return path
+
+
 @dataclass
 class LiveRun:
     ret: int

@@ -7,8 +7,6 @@ pytest and plugin start each (seven runs, over a minute of the parallel pass on 
 machine)."""
 
 import json
-import subprocess
-import sys
 import warnings
 from pathlib import Path
 
@@ -20,15 +18,6 @@ from rigcheck.reports.certificate import load_certificate
 
 REPO = Path(__file__).resolve().parents[2]
 SUITES = str(REPO / "suites")
-
-
-@pytest.fixture(scope="module")
-def cpu_snapshot(tmp_path_factory):
-    """This machine's facts, recorded once with the real command."""
-    path = tmp_path_factory.mktemp("facts") / "machine.json"
-    cli = [sys.executable, "-m", "rigcheck", "facts", "-o", str(path)]
-    subprocess.run(cli, check=True, capture_output=True, timeout=300)
-    return path
 
 
 def run_suites(pytester, *args):

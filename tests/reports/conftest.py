@@ -1,20 +1,7 @@
-"""The report tests' shared fixture: this machine's facts, recorded once."""
-
-import subprocess
-import sys
-from pathlib import Path
+"""The report tests' shared run (cpu_snapshot: tests/conftest.py)."""
 
 import pytest
 from suite_runs import run_suites
-
-
-@pytest.fixture(scope="session")
-def cpu_snapshot(tmp_path_factory) -> Path:
-    """This machine's facts, recorded once; replaying them keeps each run to a few seconds."""
-    path = tmp_path_factory.mktemp("facts") / "machine.json"
-    cli = [sys.executable, "-m", "rigcheck", "facts", "-o", str(path)]
-    subprocess.run(cli, check=True, capture_output=True, timeout=300)
-    return path
 
 
 @pytest.fixture(scope="session")
