@@ -77,6 +77,8 @@ def test_burn_in_finds_each_torch_gpu_by_its_pci_bus_id():
     buses = [0x53, 0x64]  # the capture's first two GPUs, in reverse to show the match
     props = [SimpleNamespace(pci_domain_id=0, pci_bus_id=b, pci_device_id=0) for b in buses[::-1]]
     torch = SimpleNamespace(
+        __version__="2.13.0",
+        version=SimpleNamespace(cuda="12.8", hip=None),  # a CUDA build, as the burn-in checks
         cuda=SimpleNamespace(device_count=lambda: 2, get_device_properties=lambda i: props[i]),
         device=lambda kind, i: f"{kind}:{i}",
     )
