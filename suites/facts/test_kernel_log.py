@@ -154,7 +154,10 @@ def test_no_nic_faults(spec, facts):
     if isinstance(log, dict) and "error" in log:
         pytest.skip("the kernel log could not be read: the GPU kernel-log checks fail for it")
     if isinstance(log, dict) and "source" in log and "mlx5_events" not in log:
-        pytest.skip("this snapshot was recorded before rigcheck read mlx5_core's records")
+        pytest.skip(
+            "this snapshot has no mlx5_core records: it was recorded (or written) "
+            "before rigcheck read them; record the machine again to judge its NICs"
+        )
     events = newer_fact(facts, "kernel_log.mlx5_events")
     names = _nic_names(facts)
     faults, notes = defaultdict(int), defaultdict(int)
