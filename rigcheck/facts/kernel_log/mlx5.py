@@ -8,7 +8,9 @@ mlx5_core prints through dev_err/dev_info (mlx5_core_err, mlx5_core_info), so ev
 `mlx5_core 0000:0d:00.0: ` (its netdev after the address for mlx5e lines: `mlx5_core
 0000:3b:00.0 ens1f0np0: `; a sub-function's `mlx5_core.sf mlx5_core.sf.25: ` names no PCI
 address), then the function and line on newer kernels (`poll_health:801:(pid 0): `). The
-patterns are the driver's format strings (Linux drivers/net/ethernet/mellanox/mlx5/core/):
+patterns are the driver's format strings (Linux drivers/net/ethernet/mellanox/mlx5/core/), each
+but "Link down" and "health recovery succeeded" seen in a real log
+(fixtures/realworld/kernel_log.json):
 
 - health.c, poll_health: "device's health compromised - reached miss count" (the firmware's
   health counter stopped), "Fatal error %u detected" (the fatal sensors), and print_health_info's
@@ -22,8 +24,8 @@ patterns are the driver's format strings (Linux drivers/net/ethernet/mellanox/ml
   answer a command); mlx5_cmd_out_err/mlx5_cmd_check's "%s(0x%x) op_mod(0x%x) failed, status
   %s(0x%x), syndrome (0x%x)" (a command the firmware refused: reported, as NVIDIA's NVSentinel
   does, since drivers and tools log some at boot on healthy NICs).
-- main.c, mlx5_pci_err_detected: "PCI slot is unavailable" (the PCI error handler found the
-  slot gone).
+- health.c, print_health_info: "PCI slot is unavailable" (the health buffer reads all ones: the
+  NIC is gone from the bus, a surprise link down or an EEH freeze).
 - en_main.c, mlx5e_update_carrier: "Link down" / "Link up": a port's carrier; a link that went
   down is reported (a cable, the switch, or a peer reboot), its state is the fabric checks'.
 
@@ -42,7 +44,7 @@ from rigcheck.facts.kernel_log import line_form
 
 SOURCE = (
     "the mlx5_core driver's messages (Linux drivers/net/ethernet/mellanox/mlx5/core/: health.c, "
-    "cmd.c, main.c, en_main.c)"
+    "cmd.c, en_main.c)"
 )
 # "mlx5_core 0000:0d:00.0: ..." / "mlx5_core 0000:3b:00.0 ens1f0np0: ..." / the sub-function's
 # "mlx5_core.sf mlx5_core.sf.25: ..." (no PCI address: its parent PF's record names it)
