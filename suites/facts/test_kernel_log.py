@@ -89,6 +89,14 @@ def test_no_machine_fault_xids(spec, facts, devices):
     )
 
 
+def _to_do(faults: dict, name) -> list[str]:
+    """Each fault found, (kind, device) -> count: its name, device, meaning and what to do."""
+    return [
+        f"{name(k)} x{n} on {where}: {k.meaning} ({k.cause} fault). To do: {k.action}"
+        for (k, where), n in faults.items()
+    ]
+
+
 def test_no_amdgpu_faults(spec, facts, devices):
     """amdgpu's RAS, reset and hang lines (rigcheck/facts/kernel_log/amdgpu.py), sorted as the
     Xid check sorts codes: machine and driver faults fail, application faults (page faults, a
@@ -112,10 +120,7 @@ def test_no_amdgpu_faults(spec, facts, devices):
     if app_note:
         warnings.warn(f"application-caused amdgpu events (no machine fault): {app_note}",
                       stacklevel=1)  # fmt: skip
-    found = [
-        f"{k.name} x{n} on {where}: {k.meaning} ({k.cause} fault). To do: {k.action}"
-        for (k, where), n in faults.items()
-    ]
+    found = _to_do(faults, lambda k: k.name)
     assert not found, (
         f"the kernel log ({_window(facts)}) has amdgpu fault lines: {' | '.join(found)}."
         + (f" Also seen, caused by applications and not judged: {app_note}." if app_note else "")
@@ -169,10 +174,7 @@ def test_no_nic_faults(spec, facts):
     note = "; ".join(f"{k.kind} x{n} on {w}: {k.meaning}" for (k, w), n in notes.items())
     if note:
         warnings.warn(f"NIC driver events that fail no node: {note}", stacklevel=1)
-    found = [
-        f"{k.kind} x{n} on {where}: {k.meaning} ({k.cause} fault). To do: {k.action}"
-        for (k, where), n in faults.items()
-    ]
+    found = _to_do(faults, lambda k: k.kind)
     assert not found, (
         f"the kernel log ({_window(facts)}) has NIC fault records: {' | '.join(found)}."
         + (f" Also seen, no fault: {note}." if note else "")
