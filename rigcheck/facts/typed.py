@@ -345,6 +345,14 @@ TYPES: dict[str, FactType] = {
     "kernel_log.nvrm_events.*.bus_id": _t(
         "text", "the PCI address of the GPU the record names (null: it names none)", nullable=True
     ),
+    "kernel_log.mlx5_events": _t(
+        "list", "the ConnectX NIC driver's fault records (kernel_log/mlx5.py)", items="object"
+    ),
+    "kernel_log.mlx5_events.*.kind": _t("text", "which mlx5_core record it is (mlx5.CATALOGUE)"),
+    "kernel_log.mlx5_events.*.text": _t("text", "the mlx5_core line, which names the fault"),
+    "kernel_log.mlx5_events.*.bus_id": _t(
+        "text", "the PCI address of the NIC the record names (null: it names none)", nullable=True
+    ),
     "kernel_log.unexplained_count": _t(
         "count", "driver error lines no rule explains (kernel_log/unexplained.py)"
     ),

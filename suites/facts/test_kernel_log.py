@@ -1,6 +1,6 @@
 """Xid events in the kernel log: GPU faults the driver logged since boot (or in --xid-window),
-NVSwitch SXids and NVRM records without an Xid, amdgpu's fault lines, and the driver error
-lines no rule explains."""
+NVSwitch SXids and NVRM records without an Xid, amdgpu's fault lines, the ConnectX NIC
+driver's (mlx5_core) fault records, and the driver error lines no rule explains."""
 
 import warnings
 from collections import defaultdict
@@ -8,6 +8,7 @@ from collections import defaultdict
 import pytest
 
 from rigcheck.facts.kernel_log import amdgpu as amdgpu_log
+from rigcheck.facts.kernel_log import mlx5 as mlx5_log
 from rigcheck.facts.kernel_log import nvrm as nvrm_log
 from rigcheck.facts.kernel_log.xid_catalog import BY_TEXT, NOT_FAILED, SOURCE, judge
 from rigcheck.limits import newer_fact, nvidia_only
@@ -88,6 +89,14 @@ def test_no_machine_fault_xids(spec, facts, devices):
     )
 
 
+def _to_do(faults: dict, name) -> list[str]:
+    """Each fault found, (kind, device) -> count: its name, device, meaning and what to do."""
+    return [
+        f"{name(k)} x{n} on {where}: {k.meaning} ({k.cause} fault). To do: {k.action}"
+        for (k, where), n in faults.items()
+    ]
+
+
 def test_no_amdgpu_faults(spec, facts, devices):
     """amdgpu's RAS, reset and hang lines (rigcheck/facts/kernel_log/amdgpu.py), sorted as the
     Xid check sorts codes: machine and driver faults fail, application faults (page faults, a
@@ -111,14 +120,65 @@ def test_no_amdgpu_faults(spec, facts, devices):
     if app_note:
         warnings.warn(f"application-caused amdgpu events (no machine fault): {app_note}",
                       stacklevel=1)  # fmt: skip
-    found = [
-        f"{k.name} x{n} on {where}: {k.meaning} ({k.cause} fault). To do: {k.action}"
-        for (k, where), n in faults.items()
-    ]
+    found = _to_do(faults, lambda k: k.name)
     assert not found, (
         f"the kernel log ({_window(facts)}) has amdgpu fault lines: {' | '.join(found)}."
         + (f" Also seen, caused by applications and not judged: {app_note}." if app_note else "")
         + f" Patterns: {amdgpu_log.SOURCE}."
+    )
+
+
+def _nic_names(facts) -> dict[str, str]:
+    """NIC PCI address -> its RDMA device name (mlx5_0), from the fabric probe where it ran."""
+    fabric = facts.data.get("fabric")
+    devices = fabric.get("rdma_devices") if isinstance(fabric, dict) else None
+    names = {}
+    for device in devices if isinstance(devices, list) else []:
+        pci = device.get("pci") if isinstance(device, dict) else None
+        if isinstance(pci, dict) and isinstance(pci.get("bus_id"), str):
+            names[pci["bus_id"].lower()] = str(device.get("name"))
+    return names
+
+
+def _nic_where(names: dict[str, str], bus: str | None, text: str) -> str:
+    """The NIC a record names (its RDMA device where the fabric probe saw it); a record that
+    names none (a sub-function's) is named by its line, so the node still fails."""
+    if bus is None:
+        return f"a NIC the line does not name ({text[:120]!r})"
+    return f"NIC {bus}" + (f" ({names[bus]})" if bus in names else "")
+
+
+def test_no_nic_faults(spec, facts):
+    """The ConnectX driver's (mlx5_core) records (rigcheck/facts/kernel_log/mlx5.py), sorted as
+    the Xid check sorts codes: a NIC whose firmware stopped answering, asserted or could not be
+    recovered fails the node; a recovery that succeeded, a refused command or a link that went
+    down is reported as a warning."""
+    if spec.vendor not in ("nvidia", "amd"):
+        pytest.skip(f"NIC fault records are judged on GPU classes: {spec.name} is {spec.vendor}")
+    log = facts.data.get("kernel_log")
+    if isinstance(log, dict) and "error" in log:
+        pytest.skip("the kernel log could not be read: the GPU kernel-log checks fail for it")
+    if isinstance(log, dict) and "source" in log and "mlx5_events" not in log:
+        pytest.skip(
+            "this snapshot has no mlx5_core records: it was recorded (or written) "
+            "before rigcheck read them; record the machine again to judge its NICs"
+        )
+    events = newer_fact(facts, "kernel_log.mlx5_events")
+    names = _nic_names(facts)
+    faults, notes = defaultdict(int), defaultdict(int)
+    for i in range(len(events)):
+        kind = mlx5_log.find(fact(facts, f"kernel_log.mlx5_events.{i}.kind"))
+        text = fact(facts, f"kernel_log.mlx5_events.{i}.text")
+        where = _nic_where(names, fact(facts, f"kernel_log.mlx5_events.{i}.bus_id"), text)
+        (notes if kind.cause in NOT_FAILED else faults)[(kind, where)] += 1
+    note = "; ".join(f"{k.kind} x{n} on {w}: {k.meaning}" for (k, w), n in notes.items())
+    if note:
+        warnings.warn(f"NIC driver events that fail no node: {note}", stacklevel=1)
+    found = _to_do(faults, lambda k: k.kind)
+    assert not found, (
+        f"the kernel log ({_window(facts)}) has NIC fault records: {' | '.join(found)}."
+        + (f" Also seen, no fault: {note}." if note else "")
+        + f" Patterns: {mlx5_log.SOURCE}."
     )
 
 

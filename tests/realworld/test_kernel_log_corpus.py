@@ -24,6 +24,7 @@ from check_calls import call  # noqa: E402
 
 from rigcheck.facts import Facts  # noqa: E402
 from rigcheck.facts.kernel_log import amdgpu as amdgpu_log  # noqa: E402
+from rigcheck.facts.kernel_log import mlx5 as mlx5_log  # noqa: E402
 from rigcheck.facts.kernel_log import nvrm as nvrm_log  # noqa: E402
 from rigcheck.facts.kernel_log import reader as kernel_log  # noqa: E402
 from rigcheck.facts.kernel_log import unexplained  # noqa: E402
@@ -32,7 +33,8 @@ from rigcheck.spec import load_spec  # noqa: E402
 from rigcheck.testing.synthetic import synthetic_snapshot  # noqa: E402
 
 CORPUS = json.loads((ROOT / "fixtures" / "realworld" / "kernel_log.json").read_text())
-ITEMS = [(vendor, item) for vendor in ("nvidia", "amdgpu") for item in CORPUS[vendor]]
+DRIVERS = ("nvidia", "amdgpu", "mlx5")  # mlx5: ConnectX NICs, judged on an NVIDIA node
+ITEMS = [(vendor, item) for vendor in DRIVERS for item in CORPUS[vendor]]
 suite = importlib.import_module("suites.facts.test_kernel_log")
 UNSEEN = "unexplained"  # an error line no rule reads: the suite warns (fails in acceptance)
 
@@ -66,6 +68,10 @@ def amdgpu_events(lines: list[str]) -> list[tuple[int, dict[str, Any]]]:
     return _placed(amdgpu_log.parse_amdgpu_lines(lines), lines, lambda e, line: e["text"] in line)
 
 
+def mlx5_events(lines: list[str]) -> list[tuple[int, dict[str, Any]]]:
+    return _placed(mlx5_log.parse_mlx5_lines(lines), lines, lambda e, line: e["text"] in line)
+
+
 def judged(raw: list[str]) -> dict[int, dict[str, Any]]:
     """Line index -> {event, gpu, cause}: every event the probe reads, judged as the suite does
     (an error line no rule explains: cause "unexplained", which the suite warns about)."""
@@ -81,6 +87,9 @@ def judged(raw: list[str]) -> dict[int, dict[str, Any]]:
     for i, e in amdgpu_events(lines):
         kind = amdgpu_log.judge(e["text"], e.get("context"))
         found[i] = {"event": f"amdgpu {kind.name}", "gpu": e["bus_id"], "cause": kind.cause}
+    for i, e in mlx5_events(lines):
+        cause = mlx5_log.find(e["kind"]).cause
+        found[i] = {"event": f"mlx5 {e['kind']}", "gpu": e["bus_id"], "cause": cause}
     for e in unexplained.unexplained_errors(levels, lines):
         i = next(j for j, line in enumerate(lines) if e["text"] in line and j not in found)
         found[i] = {"event": f"unexplained {e['driver']}", "gpu": e["bus_id"], "cause": UNSEEN}
@@ -96,7 +105,7 @@ def test_each_line_is_read_and_judged_as_its_source_says(vendor, item):
 
 def _node(vendor: str, lines: list[str]) -> tuple[Any, Facts]:
     """A synthetic 8-GPU node whose kernel log is this excerpt, as the probe would record it."""
-    spec = load_spec("h100" if vendor == "nvidia" else "mi300x")
+    spec = load_spec("mi300x" if vendor == "amdgpu" else "h100")
     facts = Facts(synthetic_snapshot(spec))
     log = facts.data["kernel_log"]
     levels, lines = kernel_log.levels_and_lines(lines)
@@ -105,18 +114,26 @@ def _node(vendor: str, lines: list[str]) -> tuple[Any, Facts]:
     log["xid_events"] = [e for _, e in xid_events(lines)]
     log["nvrm_events"] = [e for _, e in nvrm_events(lines)]
     log["amdgpu_events"] = [e for _, e in amdgpu_events(lines)]
+    log["mlx5_events"] = [e for _, e in mlx5_events(lines)]
     return spec, facts
+
+
+CHECKS = {  # the check that judges each driver's events, and how it names a line's device
+    "nvidia": (lambda s, f: suite.test_no_machine_fault_xids(s, f, f.devices), "a GPU"),
+    "amdgpu": (lambda s, f: suite.test_no_amdgpu_faults(s, f, f.devices), "a GPU"),
+    "mlx5": (suite.test_no_nic_faults, "a NIC"),
+}
 
 
 @pytest.mark.parametrize(("vendor", "item"), ITEMS, ids=[i["source"][19:] for _, i in ITEMS])
 def test_the_check_fails_the_node_exactly_when_the_excerpt_holds_a_fault(vendor, item):
     spec, facts = _node(vendor, _lines(item))
-    check = suite.test_no_machine_fault_xids if vendor == "nvidia" else suite.test_no_amdgpu_faults
-    outcome, message, _ = call(check, spec, facts, facts.devices)
+    check, device = CHECKS[vendor]
+    outcome, message, _ = call(check, spec, facts)
     faults = [e for _, e in item["lines"] if e and e["cause"] not in {*NOT_FAILED, UNSEEN}]
     assert outcome == ("failed" if faults else "passed"), message
-    for fault in faults:  # each names its GPU, or the line itself where the log names none
-        assert (fault["gpu"] or "a GPU the line does not name") in message
+    for fault in faults:  # each names its device, or the line itself where the log names none
+        assert (fault["gpu"] or f"{device} the line does not name") in message
 
 
 def test_the_corpus_holds_over_a_hundred_real_lines_each_with_its_public_source():

@@ -1,7 +1,8 @@
 """Xid events from the kernel log: journalctl, /dev/kmsg or dmesg, within a window since boot.
-amdgpu's fault lines (amdgpu_log.py) and the NVIDIA driver's records that carry no Xid
-(nvrm_log.py: a GPU fallen off the bus, RmInitAdapter failed) are read from the same lines, in
-the same window.
+amdgpu's fault lines (amdgpu.py), the NVIDIA driver's records that carry no Xid
+(nvrm.py: a GPU fallen off the bus, RmInitAdapter failed) and the ConnectX NIC driver's
+(mlx5.py: firmware health, recovery, command timeouts) are read from the same lines, in the
+same window.
 
 The NVIDIA driver logs every GPU fault as `NVRM: Xid (PCI:0000:3b:00): 79, pid=..., <text>`.
 The probe keeps each event's time (seconds since boot), PCI bus id, code and text; what a code
@@ -26,6 +27,7 @@ from typing import Any
 
 from rigcheck.facts.kernel_log import line_form
 from rigcheck.facts.kernel_log.amdgpu import parse_amdgpu_lines
+from rigcheck.facts.kernel_log.mlx5 import parse_mlx5_lines
 from rigcheck.facts.kernel_log.nvrm import parse_nvrm
 from rigcheck.facts.kernel_log.unexplained import unexplained_errors
 from rigcheck.facts.probe import CommandRunner, error_record
@@ -167,6 +169,7 @@ def _events(source: str, raw: list[str], window_s: int | None) -> dict[str, Any]
     events = _within(parsed, since)
     amdgpu = _within(parse_amdgpu_lines(lines), since)  # amdgpu.py
     nvrm = _within(parse_nvrm(lines), since)  # nvrm.py, with nvswitch.py's SXids
+    mlx5 = _within(parse_mlx5_lines(lines), since)  # mlx5.py: ConnectX NICs
     xids = {i for i, event in enumerate(parsed) if event is not None}
     unexplained = _within(unexplained_errors(levels, lines, xids), since)
     return {
@@ -180,6 +183,8 @@ def _events(source: str, raw: list[str], window_s: int | None) -> dict[str, Any]
         "amdgpu_events": amdgpu[-MAX_EVENTS:],
         "nvrm_count": len(nvrm),
         "nvrm_events": nvrm[-MAX_EVENTS:],
+        "mlx5_count": len(mlx5),
+        "mlx5_events": mlx5[-MAX_EVENTS:],
         "levels_read": sum(level is not None for level in levels),
         "unexplained_count": len(unexplained),
         "unexplained_events": unexplained[-MAX_EVENTS:],

@@ -30,7 +30,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from rigcheck.facts.kernel_log import amdgpu, line_form, nvrm, sxid, xid_catalog
+from rigcheck.facts.kernel_log import amdgpu, line_form, mlx5, nvrm, sxid, xid_catalog
 
 BENIGN_FILE = Path(__file__).with_name("benign_errors.json")
 # What precedes the message: a dmesg -T / monotonic stamp (talosctl's "[<ISO time>]:"), a
@@ -138,10 +138,10 @@ def _dumps(starts: set[int], count: int) -> set[int]:
 
 def _explained(lines: list[str], xids: set[int], records: list) -> set[int]:
     """The lines a rule reads: Xids, NVRM records (all their lines), SXids and their details,
-    amdgpu fault lines."""
+    amdgpu fault lines, mlx5_core records and their health dumps."""
     explained = {i for first, last, _ in records for i in range(first, last + 1)}
     for i, line in enumerate(lines):
-        if i in xids or sxid.is_detail(line) or amdgpu.explains(line):
+        if i in xids or sxid.is_detail(line) or amdgpu.explains(line) or mlx5.explains(line):
             explained.add(i)
     return explained
 

@@ -19,7 +19,7 @@ CONTINUATION = 3  # lines after an event's line that may finish its record (NVRM
 @cache
 def lines_by_event(driver: str = "nvidia") -> dict[str, list[tuple[str, str | None, str]]]:
     """event ('Xid 79', 'amdgpu ras_fatal') -> [(text, gpu it names, cause)], the driver's lines
-    ("nvidia" or "amdgpu").
+    ("nvidia", "amdgpu", or "mlx5": then the device named is a NIC).
     The text is the event's line and the lines after it up to the next event: a record NVRM
     prints over several lines ("The NVIDIA GPU ... has fallen off the bus") is one event."""
     data = json.loads(CORPUS.read_text())

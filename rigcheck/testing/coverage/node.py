@@ -187,6 +187,21 @@ def _kernel_line(node: Node, gpu: dict, sig: dict, rng: random.Random) -> bool:
     return True
 
 
+def _nic_kernel_line(node: Node, gpu: dict, sig: dict, rng: random.Random) -> bool:
+    """A real mlx5_core record naming the NIC on the GPU's PCIe switch (its fabric's address)."""
+    if node.fabric is None:
+        return False  # a node without RDMA NICs has no NIC to fault
+    lines = corpus.lines_by_event("mlx5")
+    found = [hit for event in sig["events"] for hit in lines.get(event, []) if hit[1]]
+    if not found:
+        return False  # no real line naming a PCI function: a sub-function's names none
+    text, _, _ = rng.choice(found)
+    slot = node.fabric.gpu_buses.index(bus_of(gpu).lower())
+    nic = next((n for n in node.fabric.nics if n.slot == slot), node.fabric.nics[0])
+    node.log_lines.extend(corpus.retarget(text, nic.bus_id).splitlines())
+    return True
+
+
 def _slowdown(node: Node, gpu: dict, sig: dict, rng: random.Random) -> bool:
     """A GPU whose kernels run `factor` times slower under load; idle, its facts are healthy."""
     device = str(node.machine["gpus"].index(gpu))
@@ -210,6 +225,7 @@ INJECT = {
     "clock_event": _clock_event,
     "pcie_width": _pcie_width,
     "kernel_line": _kernel_line,
+    "nic_kernel_line": _nic_kernel_line,
     "recovery_action": _recovery_action,
     "slowdown": _slowdown,
     **amd.INJECT,
