@@ -1,10 +1,10 @@
-"""Which device classes this run's costly per-class self-tests take: a third of them in turn.
+"""Which device classes this run's costly per-class self-tests take: a quarter of them in turn.
 
 A few self-tests replay the real suites once per class (tests/replay/test_fact_mutations.py,
 test_broken_variants.py, the synthetic 8-GPU nodes of test_good_snapshots.py, the per-class
 floors of tests/boundaries): the judging code is the same for every class, only the spec and
 snapshot differ. CI takes one turn of the classes per commit, the next turn on the next commit
-(the turn is the commit count modulo TURNS), so any three consecutive commits cover every
+(the turn is the commit count modulo TURNS), so any four consecutive commits cover every
 class, and a failure reproduces on its commit. Always taken as well: every class whose
 expected/<class>.json or fixtures/snapshots/<class>.json differs from HEAD~1 (edits not yet
 committed included), so a change to a class's figures is tested by its own commit. The run's
@@ -27,7 +27,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-TURNS = 3
+TURNS = 4
 REPO = Path(__file__).resolve().parents[1]
 WATCHED = ("expected", "fixtures/snapshots")  # a class's figures and its good snapshot
 

@@ -282,7 +282,7 @@ def cpu_job() -> dict:
     return bundle
 
 
-# One turn of the classes per run (tests/class_turns.py): every class over three commits.
+# One turn of the classes per run (tests/class_turns.py): every class over four commits.
 @pytest.mark.parametrize("name", this_turn(classes_with("allreduce_busbw_gbps")))
 def test_all_reduce_floor_of_every_class(run_suite, name):
     spec = load_spec(name)

@@ -40,7 +40,7 @@ def just_below(version: str) -> str:
 # ---- memory ----
 
 
-# One turn of the classes per run (tests/class_turns.py): every class over three commits.
+# One turn of the classes per run (tests/class_turns.py): every class over four commits.
 @pytest.mark.parametrize("name", this_turn(GPU_CLASSES))
 def test_memory_floor_in_gib_on_every_gpu_class(run_suite, name):
     """GPU 0 one byte under the floor, GPU 1 at it (the first whole byte), GPU 2 the floor

@@ -113,7 +113,7 @@ GPU_CLASSES = [n for n in class_names() if load_spec(n).backend in ("cuda", "roc
 HOST_CLASSES = [n for n in class_names() if n not in GPU_CLASSES]
 
 
-# One turn of the classes per run (tests/class_turns.py): every class over three commits.
+# One turn of the classes per run (tests/class_turns.py): every class over four commits.
 @pytest.mark.parametrize("name", this_turn(GPU_CLASSES))
 def test_gpu_class_floors(run_suite, name):
     """One device per boundary point: GPU i is measured at point i of every figure."""

@@ -1,7 +1,7 @@
 """Every broken variant fails on every class it applies to: exactly its checks, with its message.
 
 Each run takes every variant, on this run's turn of the classes (tests/class_turns.py; every
-class over three commits). Every pair: RIGCHECK_ALL_CLASSES=1 RIGCHECK_ALL_VARIANTS=1."""
+class over four commits). Every pair: RIGCHECK_ALL_CLASSES=1 RIGCHECK_ALL_VARIANTS=1."""
 
 import json
 from pathlib import Path

@@ -39,7 +39,7 @@ def test_good_snapshot_passes(replay, assert_passes, name):
 
 
 # The recorded snapshots above replay on every run; these synthetic 8-GPU nodes on this run's
-# turn of the classes (tests/class_turns.py: every class over three commits).
+# turn of the classes (tests/class_turns.py: every class over four commits).
 @pytest.mark.parametrize("name", this_turn(MULTI_GPU))
 def test_good_8_gpu_node_passes_with_gpus_8(replay, assert_passes, name):
     """With --gpus 8 the checks that need a peer run too: NVLink, topology, P2P, NUMA split."""
