@@ -124,6 +124,11 @@ grows. Gaps the campaign found and that are now fixed:
   down, passed every check, its port ACTIVE at full rate. The fabric probe now reads each NIC's
   link and its slot's, and `test_rdma_nic_pcie_link` fails a NIC below what both run
   (tests/coverage/test_fabric_causes.py shows the node passing with the old probe).
+- A NIC whose firmware died: the ConnectX driver's records (mlx5_core: health compromised,
+  a fatal syndrome, a failed recovery, the PCI slot lost, a command timeout) were no rule's, so
+  the node passed an idle check. rigcheck/facts/kernel_log/mlx5.py reads them and
+  `test_no_nic_faults` fails the node naming the NIC (tests/coverage/test_nic_log_cause.py shows
+  the node passing with the mlx5 reader removed).
 
 ## What no tier here can catch
 
