@@ -128,6 +128,24 @@ def test_a_nic_wider_than_its_slot_and_a_vf_without_a_link_are_not_failed(tmp_pa
     assert verdicts(facts, "h100")["test_rdma_nic_pcie_link"] == ("passed", "")
 
 
+def test_a_maximum_the_kernel_names_no_speed_for_limits_nothing(tmp_path):
+    """A card of a generation newer than the kernel reads max_link_speed 'Unknown' (the
+    kernel's pci_speed_string has no name for it): the link is judged against the slot, not
+    failed as unreadable; a NIC below its slot's known maximum still fails."""
+    node = healthy_node("h100", random.Random(3))
+    newer, slow = node.fabric.nics[2], node.fabric.nics[3]
+    slow.link["current_link_speed"] = "16.0 GT/s PCIe"
+    fabric_facts(node, tmp_path)
+    device = (tmp_path / "sys/bus/pci/devices" / newer.bus_id).resolve()
+    (device / "max_link_speed").write_text("Unknown\n")
+    gpus = [{"index": i, "pci": {"bus_id": bus}} for i, bus in enumerate(node.fabric.gpu_buses)]
+    facts = Facts({"origin": {"kind": "synthetic"}, "fabric": nics.probe_fabric(gpus, tmp_path)})
+    devices = facts.data["fabric"]["rdma_devices"]
+    assert devices[2]["pcie_link"]["max_speed_gts"] is None, devices[2]["pcie_link"]
+    outcome, message = verdicts(facts, "h100")["test_rdma_nic_pcie_link"]
+    assert outcome == "failed" and slow.name in message and newer.name not in message, message
+
+
 def test_a_node_whose_only_nic_is_gone_is_judged_not_refused(tmp_path):
     """An unreadable /sys/class/net is an error record in the facts, which the facts schema
     took for both an error and an object (oneOf): the snapshot was refused as invalid, and an

@@ -129,8 +129,11 @@ def pcie_link(device_link: Path) -> dict[str, Any] | None:
     return link
 
 
-def _gts(text: str) -> float:
-    """'32.0 GT/s PCIe' (or '8 GT/s', older kernels) -> 32.0."""
+def _gts(text: str) -> float | None:
+    """'32.0 GT/s PCIe' (or '8 GT/s', older kernels) -> 32.0; None for 'Unknown': a kernel
+    that predates the link's generation names no speed for it."""
+    if text.startswith("Unknown"):
+        return None
     match = re.match(r"\s*([\d.]+)\s*GT/s", text)
     if not match:
         raise ValueError(f"link speed {text!r} is not '<n> GT/s'")
